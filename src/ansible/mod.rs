@@ -1,0 +1,6 @@
+//! The Ansible model: what a tree means to Ansible, read statically.
+
+pub mod config;
+pub mod modules;
+pub mod project;
+pub mod task;

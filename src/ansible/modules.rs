@@ -1,0 +1,277 @@
+//! Module names: resolving what a task wrote (`sysctl`, `ansible.legacy.command`)
+//! to a fully qualified collection name, and splitting free-form arguments.
+//!
+//! The name data lives in `rules/modules.yml` (generated from ansible-core) and
+//! is embedded in the binary.
+
+use serde::Deserialize;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+#[derive(Deserialize)]
+struct RawModules {
+    builtin: Vec<String>,
+    routing: HashMap<String, String>,
+}
+
+struct ModuleTable {
+    builtin: HashSet<String>,
+    routing: HashMap<String, String>,
+}
+
+fn table() -> &'static ModuleTable {
+    static TABLE: OnceLock<ModuleTable> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        // The file is generated and checked by a test; a parse failure is a build bug.
+        let raw: RawModules = serde_yaml::from_str(include_str!("../../rules/modules.yml"))
+            .unwrap_or(RawModules {
+                builtin: Vec::new(),
+                routing: HashMap::new(),
+            });
+        ModuleTable {
+            builtin: raw.builtin.into_iter().collect(),
+            routing: raw.routing,
+        }
+    })
+}
+
+/// The fully qualified name of an action as written in a task.
+///
+/// `ansible.legacy.X` and short builtin names become `ansible.builtin.X`;
+/// short names that ansible-core routes to a collection become that
+/// collection's name; anything else is returned as written.
+#[must_use]
+pub fn resolve(action: &str) -> String {
+    let t = table();
+    if let Some(short) = action
+        .strip_prefix("ansible.legacy.")
+        .or_else(|| action.strip_prefix("ansible.builtin."))
+    {
+        if t.builtin.contains(short) {
+            return format!("ansible.builtin.{short}");
+        }
+        if let Some(target) = t.routing.get(short) {
+            return target.clone();
+        }
+        return action.to_string();
+    }
+    if action.contains('.') {
+        return action.to_string();
+    }
+    if t.builtin.contains(action) {
+        return format!("ansible.builtin.{action}");
+    }
+    if let Some(target) = t.routing.get(action) {
+        return target.clone();
+    }
+    action.to_string()
+}
+
+/// Whether `name` is a module or action Ansible knows without extra collections
+/// (used to pick the action key when a task has several unknown keys).
+#[must_use]
+pub fn is_known(name: &str) -> bool {
+    let t = table();
+    let short = name
+        .strip_prefix("ansible.legacy.")
+        .or_else(|| name.strip_prefix("ansible.builtin."));
+    match short {
+        Some(s) => t.builtin.contains(s),
+        None => {
+            t.builtin.contains(name)
+                || t.routing.contains_key(name)
+                || name.matches('.').count() >= 2
+        }
+    }
+}
+
+/// Modules whose free-form string is the command itself (`_raw_params`).
+#[must_use]
+pub fn takes_raw_params(fqcn: &str) -> bool {
+    matches!(
+        fqcn,
+        "ansible.builtin.command"
+            | "ansible.builtin.shell"
+            | "ansible.builtin.raw"
+            | "ansible.builtin.script"
+            | "ansible.builtin.include_tasks"
+            | "ansible.builtin.import_tasks"
+            | "ansible.builtin.include_vars"
+            | "ansible.builtin.import_playbook"
+            | "ansible.builtin.include"
+            | "ansible.builtin.meta"
+            | "ansible.builtin.set_fact"
+            | "ansible.builtin.add_host"
+            | "ansible.builtin.group_by"
+            | "ansible.builtin.win_command"
+            | "ansible.windows.win_command"
+            | "ansible.windows.win_shell"
+    )
+}
+
+/// Splits Ansible's `k=v` free-form syntax, as `parse_kv` does: quoting with
+/// `'` or `"`, backslash escapes, and Jinja `{{ }}`/`{% %}` kept whole. Words
+/// without `=` are joined into `_raw_params`.
+#[must_use]
+pub fn parse_kv(text: &str, raw_allowed: bool) -> Vec<(String, String)> {
+    let words = split_args(text);
+    let mut out = Vec::new();
+    let mut raw: Vec<String> = Vec::new();
+    for w in words {
+        match find_unquoted_eq(&w) {
+            Some(i) if !raw_allowed || RAW_KEYS.contains(&&w[..i]) => {
+                out.push((w[..i].to_string(), unquote(&w[i + 1..])));
+            }
+            _ => raw.push(w),
+        }
+    }
+    if !raw.is_empty() {
+        out.push(("_raw_params".to_string(), raw.join(" ")));
+    }
+    out
+}
+
+/// The `k=v` words Ansible takes out of a command line (the rest is the command).
+const RAW_KEYS: &[&str] = &[
+    "creates",
+    "removes",
+    "chdir",
+    "executable",
+    "warn",
+    "stdin",
+    "stdin_add_newline",
+    "strip_empty_ends",
+];
+
+fn find_unquoted_eq(w: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut prev = '\0';
+    for (i, c) in w.char_indices() {
+        match quote {
+            Some(q) if c == q && prev != '\\' => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '=' => return Some(i),
+            None if c == '{' || c == '[' => return None,
+            None => {}
+        }
+        prev = c;
+    }
+    None
+}
+
+fn unquote(v: &str) -> String {
+    let b = v.as_bytes();
+    if b.len() >= 2 && (b[0] == b'"' || b[0] == b'\'') && b[b.len() - 1] == b[0] {
+        v[1..v.len() - 1].to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+/// Splits on whitespace outside quotes and Jinja blocks.
+fn split_args(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut jinja = 0usize;
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if quote.is_none() && c == '{' && matches!(next, Some('{' | '%' | '#')) {
+            jinja += 1;
+            cur.push(c);
+            cur.push(next.unwrap_or('{'));
+            i += 2;
+            continue;
+        }
+        if quote.is_none() && jinja > 0 && matches!(c, '}' | '%' | '#') && next == Some('}') {
+            jinja -= 1;
+            cur.push(c);
+            cur.push('}');
+            i += 2;
+            continue;
+        }
+        match quote {
+            Some(q) if c == q && (i == 0 || chars[i - 1] != '\\') => {
+                quote = None;
+                cur.push(c);
+            }
+            Some(_) => cur.push(c),
+            None if jinja == 0 && (c == '"' || c == '\'') => {
+                quote = Some(c);
+                cur.push(c);
+            }
+            None if jinja == 0 && c.is_whitespace() => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            None => cur.push(c),
+        }
+        i += 1;
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_short_and_legacy_names() {
+        assert_eq!(resolve("command"), "ansible.builtin.command");
+        assert_eq!(resolve("ansible.legacy.shell"), "ansible.builtin.shell");
+        assert_eq!(resolve("sysctl"), "ansible.posix.sysctl");
+        assert_eq!(resolve("modprobe"), "community.general.modprobe");
+        assert_eq!(resolve("mount"), "ansible.posix.mount");
+        assert_eq!(
+            resolve("community.general.modprobe"),
+            "community.general.modprobe"
+        );
+        assert_eq!(resolve("my_custom_module"), "my_custom_module");
+    }
+
+    #[test]
+    fn free_form_kv() {
+        assert_eq!(
+            parse_kv("name=br_netfilter state=present", false),
+            vec![
+                ("name".into(), "br_netfilter".into()),
+                ("state".into(), "present".into())
+            ]
+        );
+        assert_eq!(
+            parse_kv("msg='a b' x=\"{{ y | default('z') }}\"", false),
+            vec![
+                ("msg".into(), "a b".into()),
+                ("x".into(), "{{ y | default('z') }}".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn free_form_raw_params() {
+        let kv = parse_kv("/sbin/swapoff -a creates=/x", true);
+        assert_eq!(kv[0], ("creates".into(), "/x".into()));
+        assert_eq!(kv[1], ("_raw_params".into(), "/sbin/swapoff -a".into()));
+        let kv = parse_kv("sed -i 's/a=b/c/' /etc/fstab", true);
+        assert_eq!(
+            kv,
+            vec![("_raw_params".into(), "sed -i 's/a=b/c/' /etc/fstab".into())]
+        );
+        let kv = parse_kv("sysctl -w net.ipv4.ip_forward=1", true);
+        assert_eq!(
+            kv,
+            vec![(
+                "_raw_params".into(),
+                "sysctl -w net.ipv4.ip_forward=1".into()
+            )]
+        );
+    }
+}

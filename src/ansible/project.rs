@@ -1,0 +1,1413 @@
+//! The model of a tree: entry playbooks expanded into plays and the ordered
+//! tasks each play reaches, as Ansible would compile them.
+//!
+//! Resolves `import_playbook`, roles (search paths, nested names, meta
+//! dependencies, de-duplication), `import_*`/`include_*` and blocks, carrying
+//! `when` conditions and variable layers down to every task. Never evaluates a
+//! condition or a template: that is `vars`/`jinja`'s job, reached through the
+//! [`TemplateResolver`] hook for include targets.
+
+use super::config::AnsibleCfg;
+use super::task::{self, Condition, IncludeKind, IncludeSpec, Item, Origin, Task};
+use crate::diagnostic::{Diagnostic, Severity, code};
+use crate::discover::{DiscoveredFile, FileKind};
+use crate::load::{Loaded, Loader};
+use crate::source::Span;
+use crate::yaml::{Node, Value};
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Deepest chain of includes/imports/roles followed (a guard besides cycle detection).
+pub const MAX_INCLUDE_DEPTH: usize = 64;
+
+/// Where a task sits in a play.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Section {
+    PreTasks,
+    Roles,
+    Tasks,
+    PostTasks,
+    Handlers,
+}
+
+/// What defined a layer of variables.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum LayerKind {
+    RoleDefaults { role: String },
+    RoleVars { role: String },
+    RoleParams { role: String },
+    PlaybookImportVars,
+    PlayVars,
+    PlayVarsFile,
+    BlockVars,
+    IncludeVars,
+    TaskVars,
+}
+
+/// A mapping of variables and what defined it.
+#[derive(Debug, Clone)]
+pub struct VarLayer {
+    pub kind: LayerKind,
+    /// A mapping node (its span is where it was written).
+    pub node: Node,
+}
+
+/// A role as found on disk.
+#[derive(Debug)]
+pub struct Role {
+    /// Name as referenced (`kubernetes/preinstall`).
+    pub name: String,
+    pub path: PathBuf,
+    pub defaults: Vec<Arc<VarLayer>>,
+    pub vars: Vec<Arc<VarLayer>>,
+    pub dependencies: Vec<RoleEntry>,
+    pub allow_duplicates: bool,
+}
+
+/// A reference to a role: in a play's `roles:`, a meta dependency, or an
+/// `import_role`/`include_role`.
+#[derive(Debug, Clone)]
+pub struct RoleEntry {
+    pub name: String,
+    pub span: Span,
+    pub when: Vec<Condition>,
+    pub vars: Option<Node>,
+    /// Role parameters (keys other than keywords), as a mapping.
+    pub params: Option<Node>,
+    pub tasks_from: Option<String>,
+    pub handlers_from: Option<String>,
+}
+
+/// A task as reached from a play: the task plus everything inherited on the way.
+#[derive(Debug, Clone)]
+pub struct TaskInstance {
+    pub task: Arc<Task>,
+    /// Role chain, outermost first; the last one owns the task.
+    pub roles: Vec<String>,
+    pub section: Section,
+    /// Inherited conditions (role entries, imports, blocks) then the task's own.
+    pub conditions: Vec<Condition>,
+    /// Variable layers from role params, blocks, includes and the task, outermost first.
+    pub scopes: Vec<Arc<VarLayer>>,
+    /// Reached only through a dynamic include (`include_tasks`/`include_role`).
+    pub dynamic: bool,
+    /// For an include task: whether its target was resolved.
+    pub include_resolved: Option<bool>,
+}
+
+#[derive(Debug)]
+pub struct Play {
+    pub name: Option<String>,
+    pub hosts: String,
+    pub span: Span,
+    /// Play-wide variable layers in load order: role defaults and role vars of
+    /// every role the play uses, then import vars, play vars and vars files.
+    pub layers: Vec<Arc<VarLayer>>,
+    pub tasks: Vec<TaskInstance>,
+    pub handlers: Vec<TaskInstance>,
+}
+
+#[derive(Debug)]
+pub struct Entry {
+    /// The entry playbook, or the role run as if by a play.
+    pub name: String,
+    pub plays: Vec<Play>,
+}
+
+/// An include or role reference whose target is not known statically.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unresolved {
+    pub kind: &'static str,
+    pub expr: String,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub reason: String,
+}
+
+/// Counts of what was read.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Stats {
+    pub files: usize,
+    pub yaml_files: usize,
+    pub yaml_parsed: usize,
+    pub yaml_failed: usize,
+    pub roles_loaded: usize,
+    pub tasks: usize,
+}
+
+pub struct Project {
+    pub root: PathBuf,
+    /// The automation's name: `galaxy.yml` name, else the directory name.
+    pub name: String,
+    pub files: Vec<DiscoveredFile>,
+    pub entries: Vec<Entry>,
+    pub roles: HashMap<PathBuf, Arc<Role>>,
+    pub unresolved: Vec<Unresolved>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub stats: Stats,
+}
+
+/// Renders a templated string (an include target, a role name) when the
+/// variables allow; `None` keeps it unresolved.
+pub trait TemplateResolver {
+    fn resolve(
+        &self,
+        template: &str,
+        play: &PlayContext<'_>,
+        scopes: &[Arc<VarLayer>],
+    ) -> Option<String>;
+}
+
+/// The resolver that resolves nothing: templated targets stay unresolved.
+pub struct NoResolver;
+
+impl TemplateResolver for NoResolver {
+    fn resolve(&self, _: &str, _: &PlayContext<'_>, _: &[Arc<VarLayer>]) -> Option<String> {
+        None
+    }
+}
+
+/// What a resolver may look at: the play's layers so far.
+pub struct PlayContext<'a> {
+    pub layers: &'a [Arc<VarLayer>],
+}
+
+/// Options for building the model.
+pub struct BuildOptions<'a> {
+    /// Entry playbooks (absolute or relative to the working directory); empty:
+    /// the playbooks at the top of the root, else every role.
+    pub playbooks: Vec<PathBuf>,
+    pub resolver: &'a dyn TemplateResolver,
+}
+
+#[must_use]
+pub fn is_templated(s: &str) -> bool {
+    s.contains("{{") || s.contains("{%")
+}
+
+/// Whether a parsed YAML document looks like a playbook.
+#[must_use]
+pub fn is_playbook(doc: &Node) -> bool {
+    doc.as_seq().is_some_and(|items| {
+        !items.is_empty()
+            && items.iter().all(|i| i.as_map().is_some())
+            && items.iter().any(|i| {
+                i.get("hosts").is_some()
+                    || i.get("import_playbook").is_some()
+                    || i.get("ansible.builtin.import_playbook").is_some()
+            })
+    })
+}
+
+struct Builder<'a> {
+    root: PathBuf,
+    loader: &'a Loader,
+    cfg: AnsibleCfg,
+    resolver: &'a dyn TemplateResolver,
+    roles: HashMap<PathBuf, Arc<Role>>,
+    unresolved: Vec<Unresolved>,
+    diags: Vec<Diagnostic>,
+    reported: HashSet<(String, u32, u32, &'static str)>,
+}
+
+#[derive(Clone)]
+struct Ctx {
+    conditions: Vec<Condition>,
+    scopes: Vec<Arc<VarLayer>>,
+    roles: Vec<String>,
+    role_path: Option<PathBuf>,
+    dynamic: bool,
+    section: Section,
+    /// Files and roles being expanded, for cycle detection.
+    stack: Vec<PathBuf>,
+    basedir: PathBuf,
+}
+
+struct PlayState {
+    layers: Vec<Arc<VarLayer>>,
+    tasks: Vec<TaskInstance>,
+    handlers: Vec<TaskInstance>,
+    ran: HashSet<String>,
+}
+
+/// Builds the model of `root` from discovered files already preloaded in `loader`.
+#[must_use]
+pub fn build(
+    root: &Path,
+    files: Vec<DiscoveredFile>,
+    loader: &Loader,
+    opts: &BuildOptions<'_>,
+) -> Project {
+    let mut b = Builder {
+        root: root.to_path_buf(),
+        loader,
+        cfg: AnsibleCfg::load(root),
+        resolver: opts.resolver,
+        roles: HashMap::new(),
+        unresolved: Vec::new(),
+        diags: Vec::new(),
+        reported: HashSet::new(),
+    };
+    let mut entries = Vec::new();
+    let playbooks: Vec<PathBuf> = if opts.playbooks.is_empty() {
+        files
+            .iter()
+            .filter(|f| f.kind == FileKind::Yaml && !f.rel.contains('/'))
+            .filter(|f| loader.yaml(&f.path).doc().is_some_and(is_playbook))
+            .map(|f| f.path.clone())
+            .collect()
+    } else {
+        opts.playbooks.clone()
+    };
+    if playbooks.is_empty() {
+        for (name, path) in find_roles(root, &files) {
+            let mut state = PlayState {
+                layers: Vec::new(),
+                tasks: Vec::new(),
+                handlers: Vec::new(),
+                ran: HashSet::new(),
+            };
+            let ctx = Ctx {
+                conditions: Vec::new(),
+                scopes: Vec::new(),
+                roles: Vec::new(),
+                role_path: None,
+                dynamic: false,
+                section: Section::Roles,
+                stack: Vec::new(),
+                basedir: root.to_path_buf(),
+            };
+            let entry = RoleEntry {
+                name: name.clone(),
+                span: Span::file_start(loader.sources.add(&path, "".into())),
+                when: Vec::new(),
+                vars: None,
+                params: None,
+                tasks_from: None,
+                handlers_from: None,
+            };
+            b.run_role_at(&entry, &path, &ctx, &mut state);
+            entries.push(Entry {
+                name: format!("role {name}"),
+                plays: vec![Play {
+                    name: Some(format!("role {name}")),
+                    hosts: "all".into(),
+                    span: entry.span,
+                    layers: state.layers,
+                    tasks: state.tasks,
+                    handlers: state.handlers,
+                }],
+            });
+        }
+    } else {
+        for pb in playbooks {
+            let mut plays = Vec::new();
+            b.expand_playbook(&pb, &[], &[], &mut Vec::new(), &mut plays, None);
+            entries.push(Entry {
+                name: crate::source::display_path(root, &pb),
+                plays,
+            });
+        }
+    }
+    let mut stats = Stats {
+        files: files.len(),
+        ..Stats::default()
+    };
+    for f in files.iter().filter(|f| f.kind.is_yaml()) {
+        stats.yaml_files += 1;
+        let l = loader.yaml(&f.path);
+        if l.ok() {
+            stats.yaml_parsed += 1;
+        } else {
+            stats.yaml_failed += 1;
+        }
+    }
+    stats.roles_loaded = b.roles.len();
+    stats.tasks = entries
+        .iter()
+        .flat_map(|e| &e.plays)
+        .map(|p| p.tasks.len())
+        .sum();
+    let name = project_name(root, loader);
+    Project {
+        root: root.to_path_buf(),
+        name,
+        files,
+        entries,
+        roles: b.roles,
+        unresolved: b.unresolved,
+        diagnostics: b.diags,
+        stats,
+    }
+}
+
+fn project_name(root: &Path, loader: &Loader) -> String {
+    let galaxy = root.join("galaxy.yml");
+    if galaxy.is_file() {
+        if let Some(n) = loader
+            .yaml(&galaxy)
+            .doc()
+            .and_then(|d| d.get("name"))
+            .and_then(Node::scalar_text)
+        {
+            return n;
+        }
+    }
+    root.canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "automation".into())
+}
+
+/// Role directories in a tree with no playbook: the parents of `tasks/`,
+/// `defaults/`, `meta/`... named by their path below the nearest `roles/`.
+fn find_roles(root: &Path, files: &[DiscoveredFile]) -> Vec<(String, PathBuf)> {
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    let mut seen = HashSet::new();
+    for f in files {
+        let part = match f.kind {
+            FileKind::Tasks => "tasks",
+            FileKind::Handlers => "handlers",
+            FileKind::RoleDefaults => "defaults",
+            FileKind::RoleVars => "vars",
+            FileKind::RoleMeta => "meta",
+            _ => continue,
+        };
+        let parts: Vec<&str> = f.rel.split('/').collect();
+        let Some(i) = parts.iter().position(|p| *p == part) else {
+            continue;
+        };
+        let role_rel = parts[..i].join("/");
+        if !seen.insert(role_rel.clone()) {
+            continue;
+        }
+        let path = if role_rel.is_empty() {
+            root.to_path_buf()
+        } else {
+            root.join(&role_rel)
+        };
+        let name = match parts[..i].iter().rposition(|p| *p == "roles") {
+            Some(r) => parts[r + 1..i].join("/"),
+            None if role_rel.is_empty() => root
+                .canonicalize()
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| ".".into()),
+            None => role_rel.clone(),
+        };
+        found.push((name, path));
+    }
+    // Nested role directories (a role inside another's folder) are not roles of their own.
+    found.sort_by(|a, b| a.1.cmp(&b.1));
+    found
+}
+
+/// Candidate file names for `main`-style lookups: `x.yml`, `x.yaml`, `x`.
+fn yaml_candidates(dir: &Path, stem: &str) -> Vec<PathBuf> {
+    if Path::new(stem)
+        .extension()
+        .is_some_and(|e| e == "yml" || e == "yaml")
+    {
+        return vec![dir.join(stem)];
+    }
+    vec![
+        dir.join(format!("{stem}.yml")),
+        dir.join(format!("{stem}.yaml")),
+        dir.join(format!("{stem}.json")),
+        dir.join(stem),
+    ]
+}
+
+fn keyword_node(map: &Node, keys: &[&str]) -> Option<Node> {
+    let pairs = map.as_map()?;
+    let rest: Vec<(Node, Node)> = pairs
+        .iter()
+        .filter(|(k, _)| k.as_str().is_none_or(|k| !keys.contains(&k)))
+        .cloned()
+        .collect();
+    if rest.is_empty() {
+        None
+    } else {
+        Some(Node {
+            value: Value::Map(rest),
+            ..map.clone()
+        })
+    }
+}
+
+const ROLE_ENTRY_KEYWORDS: &[&str] = &[
+    "role",
+    "name",
+    "when",
+    "tags",
+    "vars",
+    "become",
+    "become_user",
+    "become_method",
+    "delegate_to",
+    "environment",
+    "ignore_errors",
+    "no_log",
+    "any_errors_fatal",
+    "run_once",
+    "check_mode",
+    "diff",
+    "collections",
+    "connection",
+    "remote_user",
+    "tasks_from",
+    "vars_from",
+    "defaults_from",
+    "handlers_from",
+    "public",
+    "apply",
+    "allow_duplicates",
+    "rolespec_validate",
+    "debugger",
+    "module_defaults",
+    "throttle",
+    "timeout",
+];
+
+fn role_entry(node: &Node, origin: Origin) -> Option<RoleEntry> {
+    match &node.value {
+        Value::Str(s) => Some(RoleEntry {
+            name: s.trim().to_string(),
+            span: node.span,
+            when: Vec::new(),
+            vars: None,
+            params: None,
+            tasks_from: None,
+            handlers_from: None,
+        }),
+        Value::Map(_) => {
+            let name_node = node.get("role").or_else(|| node.get("name"))?;
+            Some(RoleEntry {
+                name: name_node.scalar_text()?.trim().to_string(),
+                span: name_node.span,
+                when: node
+                    .get("when")
+                    .map(|w| task::conditions(w, origin))
+                    .unwrap_or_default(),
+                vars: node.get("vars").cloned(),
+                params: keyword_node(node, ROLE_ENTRY_KEYWORDS),
+                tasks_from: node.get("tasks_from").and_then(Node::scalar_text),
+                handlers_from: node.get("handlers_from").and_then(Node::scalar_text),
+            })
+        }
+        _ => None,
+    }
+}
+
+impl Builder<'_> {
+    fn display(&self, p: &Path) -> String {
+        crate::source::display_path(&self.root, p)
+    }
+
+    fn push_diag(&mut self, d: Diagnostic) {
+        let file = self.loader.sources.display(d.span.file);
+        if self
+            .reported
+            .insert((file, d.span.line, d.span.col, d.code))
+        {
+            self.diags.push(d);
+        }
+    }
+
+    fn unresolved(&mut self, kind: &'static str, expr: &str, span: Span, reason: String) {
+        let file = self.loader.sources.display(span.file);
+        if self
+            .unresolved
+            .iter()
+            .any(|u| u.file == file && u.line == span.line && u.expr == expr)
+        {
+            return;
+        }
+        self.unresolved.push(Unresolved {
+            kind,
+            expr: expr.to_string(),
+            file,
+            line: span.line,
+            column: span.col,
+            reason,
+        });
+    }
+
+    /// Loads a YAML file and reports its read/parse problems once.
+    fn load(&mut self, path: &Path) -> Arc<Loaded> {
+        let l = self.loader.yaml(path);
+        for d in l.diagnostics.iter().chain(&l.yaml.diagnostics) {
+            self.push_diag(d.clone());
+        }
+        l
+    }
+
+    // ----- playbooks -------------------------------------------------------
+
+    fn expand_playbook(
+        &mut self,
+        path: &Path,
+        inherited_layers: &[Arc<VarLayer>],
+        inherited_when: &[Condition],
+        stack: &mut Vec<PathBuf>,
+        plays: &mut Vec<Play>,
+        from: Option<Span>,
+    ) {
+        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if stack.contains(&key) {
+            if let Some(span) = from {
+                self.push_diag(
+                    Diagnostic::error(
+                        code::INCLUDE_CYCLE,
+                        span,
+                        format!(
+                            "import_playbook cycle: {} imports itself",
+                            self.display(path)
+                        ),
+                    )
+                    .with_help("remove the import that closes the cycle"),
+                );
+            }
+            return;
+        }
+        if stack.len() >= MAX_INCLUDE_DEPTH {
+            return;
+        }
+        let loaded = self.load(path);
+        let Some(doc) = loaded.doc() else {
+            if loaded.ok() {
+                self.push_diag(Diagnostic::warning(
+                    code::SHAPE,
+                    Span::file_start(loaded.id),
+                    "empty playbook",
+                ));
+            }
+            return;
+        };
+        let Some(items) = doc.as_seq() else {
+            self.push_diag(
+                Diagnostic::error(code::SHAPE, doc.span, "a playbook must be a list of plays")
+                    .with_help("start each play with `- hosts: ...` or `- import_playbook: ...`"),
+            );
+            return;
+        };
+        stack.push(key);
+        let basedir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        for item in items {
+            let import = item
+                .get_entry("import_playbook")
+                .or_else(|| item.get_entry("ansible.builtin.import_playbook"));
+            if let Some((_, target)) = import {
+                let Some(target_s) = target.scalar_text() else {
+                    continue;
+                };
+                let mut layers = inherited_layers.to_vec();
+                if let Some(v) = item.get("vars").filter(|v| v.as_map().is_some()) {
+                    layers.push(Arc::new(VarLayer {
+                        kind: LayerKind::PlaybookImportVars,
+                        node: v.clone(),
+                    }));
+                }
+                let mut when = inherited_when.to_vec();
+                if let Some(w) = item.get("when") {
+                    when.extend(task::conditions(w, Origin::Playbook));
+                }
+                let target_s = if is_templated(&target_s) {
+                    match self
+                        .resolver
+                        .resolve(&target_s, &PlayContext { layers: &layers }, &[])
+                    {
+                        Some(t) => t,
+                        None => {
+                            self.unresolved(
+                                "import_playbook",
+                                &target_s,
+                                target.span,
+                                "templated playbook name".into(),
+                            );
+                            continue;
+                        }
+                    }
+                } else {
+                    target_s
+                };
+                let target_path = basedir.join(&target_s);
+                if !target_path.is_file() {
+                    self.push_diag(
+                        Diagnostic::error(
+                            code::INCLUDE_NOT_FOUND,
+                            target.span,
+                            format!("imported playbook `{target_s}` not found"),
+                        )
+                        .with_help(
+                            "paths in import_playbook are relative to the importing playbook",
+                        ),
+                    );
+                    continue;
+                }
+                self.expand_playbook(
+                    &target_path,
+                    &layers,
+                    &when,
+                    stack,
+                    plays,
+                    Some(target.span),
+                );
+            } else if item.get("hosts").is_some() {
+                let play = self.play(item, &basedir, inherited_layers, inherited_when, stack);
+                plays.push(play);
+            } else {
+                self.push_diag(
+                    Diagnostic::error(
+                        code::SHAPE,
+                        item.span,
+                        "a play needs `hosts:` (or use `import_playbook:`)",
+                    )
+                    .with_help("add `hosts: all` or the group this play targets"),
+                );
+            }
+        }
+        stack.pop();
+    }
+
+    fn play(
+        &mut self,
+        node: &Node,
+        basedir: &Path,
+        inherited_layers: &[Arc<VarLayer>],
+        inherited_when: &[Condition],
+        stack: &[PathBuf],
+    ) -> Play {
+        let hosts = match node.get("hosts").map(|h| &h.value) {
+            Some(Value::Seq(items)) => items
+                .iter()
+                .filter_map(Node::scalar_text)
+                .collect::<Vec<_>>()
+                .join(","),
+            _ => node
+                .get("hosts")
+                .and_then(Node::scalar_text)
+                .unwrap_or_default(),
+        };
+        let mut state = PlayState {
+            layers: inherited_layers.to_vec(),
+            tasks: Vec::new(),
+            handlers: Vec::new(),
+            ran: HashSet::new(),
+        };
+        if let Some(v) = node.get("vars") {
+            if v.as_map().is_some() {
+                state.layers.push(Arc::new(VarLayer {
+                    kind: LayerKind::PlayVars,
+                    node: v.clone(),
+                }));
+            }
+        }
+        if let Some(vf) = node.get("vars_files") {
+            let list: Vec<&Node> = match &vf.value {
+                Value::Seq(items) => items.iter().collect(),
+                _ => vec![vf],
+            };
+            for f in list {
+                let Some(name) = f.scalar_text() else {
+                    continue;
+                };
+                if is_templated(&name) {
+                    self.unresolved(
+                        "vars_files",
+                        &name,
+                        f.span,
+                        "templated vars file name".into(),
+                    );
+                    continue;
+                }
+                let p = basedir.join(&name);
+                if !p.is_file() {
+                    self.push_diag(Diagnostic::warning(
+                        code::INCLUDE_NOT_FOUND,
+                        f.span,
+                        format!("vars file `{name}` not found"),
+                    ));
+                    continue;
+                }
+                let l = self.load(&p);
+                if let Some(doc) = l.doc().filter(|d| d.as_map().is_some()) {
+                    state.layers.push(Arc::new(VarLayer {
+                        kind: LayerKind::PlayVarsFile,
+                        node: doc.clone(),
+                    }));
+                }
+            }
+        }
+        let base = Ctx {
+            conditions: inherited_when.to_vec(),
+            scopes: Vec::new(),
+            roles: Vec::new(),
+            role_path: None,
+            dynamic: false,
+            section: Section::PreTasks,
+            stack: stack.to_vec(),
+            basedir: basedir.to_path_buf(),
+        };
+        let sections = [
+            ("pre_tasks", Section::PreTasks),
+            ("roles", Section::Roles),
+            ("tasks", Section::Tasks),
+            ("post_tasks", Section::PostTasks),
+            ("handlers", Section::Handlers),
+        ];
+        for (key, section) in sections {
+            let Some(list) = node.get(key) else { continue };
+            if list.is_null() {
+                continue;
+            }
+            let Some(items) = list.as_seq() else {
+                self.push_diag(Diagnostic::error(
+                    code::SHAPE,
+                    list.span,
+                    format!("`{key}` must be a list"),
+                ));
+                continue;
+            };
+            let ctx = Ctx {
+                section,
+                ..base.clone()
+            };
+            if section == Section::Roles {
+                for item in items {
+                    match role_entry(item, Origin::Role) {
+                        Some(entry) => {
+                            self.run_role(&entry, &ctx, &mut state, None);
+                        }
+                        None => self.push_diag(
+                            Diagnostic::error(
+                                code::SHAPE,
+                                item.span,
+                                "a role entry needs `role:` or `name:`",
+                            )
+                            .with_help("write `- role: name` or `- name`"),
+                        ),
+                    }
+                }
+            } else {
+                self.expand_items(items, &ctx, &mut state);
+            }
+        }
+        Play {
+            name: node.get("name").and_then(Node::scalar_text),
+            hosts,
+            span: node.span,
+            layers: state.layers,
+            tasks: state.tasks,
+            handlers: state.handlers,
+        }
+    }
+
+    // ----- task lists ------------------------------------------------------
+
+    fn expand_items(&mut self, items: &[Node], ctx: &Ctx, state: &mut PlayState) {
+        for item in items {
+            let mut local = Vec::new();
+            let parsed = task::read_item(item, &mut local);
+            for d in local {
+                self.push_diag(d);
+            }
+            match parsed {
+                Err(d) => self.push_diag(*d),
+                Ok(Item::Block(block)) => {
+                    let mut inner = ctx.clone();
+                    inner.conditions.extend(block.when.iter().cloned());
+                    if let Some(v) = block.vars.filter(|v| v.as_map().is_some()) {
+                        inner.scopes.push(Arc::new(VarLayer {
+                            kind: LayerKind::BlockVars,
+                            node: v,
+                        }));
+                    }
+                    self.expand_items(&block.block, &inner, state);
+                    self.expand_items(&block.rescue, &inner, state);
+                    self.expand_items(&block.always, &inner, state);
+                }
+                Ok(Item::Task(t)) => self.task(*t, ctx, state),
+            }
+        }
+    }
+
+    fn task(&mut self, t: Task, ctx: &Ctx, state: &mut PlayState) {
+        let mut scopes = ctx.scopes.clone();
+        if let Some(v) = t.vars.as_ref().filter(|v| v.as_map().is_some()) {
+            let kind = if t.include.is_some() {
+                LayerKind::IncludeVars
+            } else {
+                LayerKind::TaskVars
+            };
+            scopes.push(Arc::new(VarLayer {
+                kind,
+                node: v.clone(),
+            }));
+        }
+        let Some(inc) = t.include.clone() else {
+            self.emit(t, ctx, scopes, state, None);
+            return;
+        };
+        if inc.kind == IncludeKind::ImportPlaybook {
+            self.push_diag(Diagnostic::error(
+                code::SHAPE,
+                t.action_span,
+                "import_playbook is only allowed at the top level of a playbook",
+            ));
+            return;
+        }
+        let mut inner = ctx.clone();
+        inner.conditions.extend(t.when.iter().cloned().map(|mut c| {
+            c.origin = if inc.kind.is_static() {
+                Origin::Import
+            } else {
+                Origin::Include
+            };
+            c
+        }));
+        inner.scopes = scopes.clone();
+        let task_ref = Arc::new(t);
+        // Ansible lists a dynamic include itself, before what it pulls in.
+        let slot = if inc.kind.is_static() {
+            None
+        } else {
+            let inst = self.instance(Arc::clone(&task_ref), ctx, scopes, Some(false));
+            let list = if ctx.section == Section::Handlers {
+                &mut state.handlers
+            } else {
+                &mut state.tasks
+            };
+            list.push(inst);
+            Some(list.len() - 1)
+        };
+        if !inc.kind.is_static() {
+            inner.dynamic = true;
+        }
+        let resolved = match inc.kind {
+            IncludeKind::ImportTasks | IncludeKind::IncludeTasks => {
+                self.include_tasks(&inc, &inner, state)
+            }
+            IncludeKind::ImportRole | IncludeKind::IncludeRole => {
+                self.include_role(&inc, &task_ref, &inner, state)
+            }
+            IncludeKind::ImportPlaybook => false,
+        };
+        if let Some(i) = slot {
+            let list = if ctx.section == Section::Handlers {
+                &mut state.handlers
+            } else {
+                &mut state.tasks
+            };
+            list[i].include_resolved = Some(resolved);
+        }
+    }
+
+    fn instance(
+        &self,
+        task: Arc<Task>,
+        ctx: &Ctx,
+        scopes: Vec<Arc<VarLayer>>,
+        include: Option<bool>,
+    ) -> TaskInstance {
+        let mut conditions = ctx.conditions.clone();
+        conditions.extend(task.when.iter().cloned());
+        TaskInstance {
+            task,
+            roles: ctx.roles.clone(),
+            section: ctx.section,
+            conditions,
+            scopes,
+            dynamic: ctx.dynamic,
+            include_resolved: include,
+        }
+    }
+
+    fn emit(
+        &mut self,
+        t: Task,
+        ctx: &Ctx,
+        scopes: Vec<Arc<VarLayer>>,
+        state: &mut PlayState,
+        include: Option<bool>,
+    ) {
+        let inst = self.instance(Arc::new(t), ctx, scopes, include);
+        if ctx.section == Section::Handlers {
+            state.handlers.push(inst);
+        } else {
+            state.tasks.push(inst);
+        }
+    }
+
+    fn resolve_target(
+        &mut self,
+        inc: &IncludeSpec,
+        ctx: &Ctx,
+        state: &PlayState,
+    ) -> Option<String> {
+        if !is_templated(&inc.target) {
+            return Some(inc.target.clone());
+        }
+        let r = self.resolver.resolve(
+            &inc.target,
+            &PlayContext {
+                layers: &state.layers,
+            },
+            &ctx.scopes,
+        );
+        if r.is_none() {
+            self.unresolved(
+                inc.kind.as_str(),
+                &inc.target,
+                inc.target_span,
+                "templated target; its variables are not known statically".into(),
+            );
+        }
+        r
+    }
+
+    fn include_tasks(&mut self, inc: &IncludeSpec, ctx: &Ctx, state: &mut PlayState) -> bool {
+        let Some(target) = self.resolve_target(inc, ctx, state) else {
+            return false;
+        };
+        let current_dir = self
+            .loader
+            .sources
+            .get(inc.target_span.file)
+            .path
+            .parent()
+            .map(Path::to_path_buf);
+        let mut candidates = Vec::new();
+        if let Some(role) = &ctx.role_path {
+            candidates.push(role.join("tasks").join(&target));
+            candidates.push(role.join(&target));
+        }
+        if let Some(d) = current_dir {
+            candidates.push(d.join(&target));
+        }
+        candidates.push(ctx.basedir.join(&target));
+        let Some(path) = candidates.into_iter().find(|p| p.is_file()) else {
+            self.push_diag(
+                Diagnostic::error(
+                    code::INCLUDE_NOT_FOUND,
+                    inc.target_span,
+                    format!("{} target `{target}` not found", inc.kind.as_str()),
+                )
+                .with_help(
+                    "paths are relative to the role's tasks/ directory or the including file",
+                ),
+            );
+            return false;
+        };
+        let dynamic_edge = inc.kind == IncludeKind::IncludeTasks;
+        self.tasks_file(&path, inc.target_span, ctx, state, dynamic_edge)
+    }
+
+    /// Expands a tasks file, detecting include cycles.
+    fn tasks_file(
+        &mut self,
+        path: &Path,
+        from: Span,
+        ctx: &Ctx,
+        state: &mut PlayState,
+        dynamic_edge: bool,
+    ) -> bool {
+        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if ctx.stack.contains(&key) && dynamic_edge {
+            // A dynamic include of itself is Ansible's retry loop: bounded at
+            // run time by its conditions, so it is followed once, not an error.
+            self.push_diag(Diagnostic::new(
+                code::INCLUDE_CYCLE,
+                Severity::Info,
+                from,
+                format!(
+                    "recursive include_tasks of {}: followed once; at run time it repeats while its conditions hold",
+                    self.display(path)
+                ),
+            ));
+            return true;
+        }
+        if ctx.stack.contains(&key) {
+            self.push_diag(
+                Diagnostic::error(
+                    code::INCLUDE_CYCLE,
+                    from,
+                    format!(
+                        "include cycle: {} is already being included",
+                        self.display(path)
+                    ),
+                )
+                .with_help("remove the include or import that closes the cycle"),
+            );
+            return false;
+        }
+        if ctx.stack.len() >= MAX_INCLUDE_DEPTH {
+            self.push_diag(Diagnostic::error(
+                code::INCLUDE_CYCLE,
+                from,
+                format!("includes nested deeper than {MAX_INCLUDE_DEPTH}; not followed"),
+            ));
+            return false;
+        }
+        let loaded = self.load(path);
+        let Some(doc) = loaded.doc() else {
+            return loaded.ok();
+        };
+        let Some(items) = doc.as_seq() else {
+            if !doc.is_null() {
+                self.push_diag(
+                    Diagnostic::error(code::SHAPE, doc.span, "a tasks file must be a list of tasks")
+                        .with_help("start each task with `- name: ...`; a mapping at the top level is not a task list"),
+                );
+            }
+            return false;
+        };
+        let mut inner = ctx.clone();
+        inner.stack.push(key);
+        let items = items.to_vec();
+        self.expand_items(&items, &inner, state);
+        true
+    }
+
+    // ----- roles -----------------------------------------------------------
+
+    fn include_role(
+        &mut self,
+        inc: &IncludeSpec,
+        t: &Arc<Task>,
+        ctx: &Ctx,
+        state: &mut PlayState,
+    ) -> bool {
+        let Some(name) = self.resolve_target(inc, ctx, state) else {
+            return false;
+        };
+        let params = t.raw.get(&t.action).and_then(|n| {
+            keyword_node(
+                n,
+                &[
+                    "name",
+                    "role",
+                    "tasks_from",
+                    "vars_from",
+                    "defaults_from",
+                    "handlers_from",
+                    "apply",
+                    "public",
+                    "allow_duplicates",
+                    "rolespec_validate",
+                ],
+            )
+        });
+        let entry = RoleEntry {
+            name,
+            span: inc.target_span,
+            when: Vec::new(),
+            vars: None,
+            params,
+            tasks_from: inc.tasks_from.clone(),
+            handlers_from: inc.handlers_from.clone(),
+        };
+        self.run_role(&entry, ctx, state, Some(inc))
+    }
+
+    /// Finds a role directory as Ansible does: `roles/` next to the playbook,
+    /// `roles_path`, the directory of the role that declares the dependency,
+    /// the playbook directory, then the name as a path.
+    fn find_role(&self, name: &str, ctx: &Ctx) -> Result<PathBuf, String> {
+        let mut search = vec![ctx.basedir.join("roles")];
+        search.extend(self.cfg.roles_path.iter().cloned());
+        if let Some(parent) = ctx.role_path.as_ref().and_then(|p| p.parent()) {
+            search.push(parent.to_path_buf());
+        }
+        search.push(ctx.basedir.clone());
+        search.push(self.root.clone());
+        let mut file_instead = None;
+        for dir in &search {
+            let p = dir.join(name);
+            if p.is_dir() {
+                return Ok(p);
+            }
+            if p.is_file() && file_instead.is_none() {
+                file_instead = Some(p);
+            }
+        }
+        let p = PathBuf::from(name);
+        if p.is_absolute() && p.is_dir() {
+            return Ok(p);
+        }
+        if let Some(f) = file_instead {
+            return Err(format!(
+                "{} is a file, not a role directory",
+                self.display(&f)
+            ));
+        }
+        let shown: Vec<String> = search.iter().map(|d| self.display(d)).collect();
+        Err(format!("searched {}", shown.join(", ")))
+    }
+
+    fn run_role(
+        &mut self,
+        entry: &RoleEntry,
+        ctx: &Ctx,
+        state: &mut PlayState,
+        inc: Option<&IncludeSpec>,
+    ) -> bool {
+        let name = if is_templated(&entry.name) {
+            match self.resolver.resolve(
+                &entry.name,
+                &PlayContext {
+                    layers: &state.layers,
+                },
+                &ctx.scopes,
+            ) {
+                Some(n) => n,
+                None => {
+                    self.unresolved(
+                        "role",
+                        &entry.name,
+                        entry.span,
+                        "templated role name".into(),
+                    );
+                    return false;
+                }
+            }
+        } else {
+            entry.name.clone()
+        };
+        match self.find_role(&name, ctx) {
+            Ok(path) => {
+                let entry = RoleEntry {
+                    name,
+                    ..entry.clone()
+                };
+                self.run_role_at(&entry, &path, ctx, state);
+                true
+            }
+            Err(searched) => {
+                if name.matches('.').count() >= 2 && !name.contains('/') {
+                    self.push_diag(Diagnostic::new(
+                        code::ROLE_EXTERNAL,
+                        Severity::Info,
+                        entry.span,
+                        format!("role `{name}` comes from a collection that is not in the tree; not analysed"),
+                    ));
+                    self.unresolved(
+                        "role",
+                        &name,
+                        entry.span,
+                        "role from an external collection".into(),
+                    );
+                } else {
+                    let what = inc.map_or("role", |i| i.kind.as_str());
+                    self.push_diag(
+                        Diagnostic::error(
+                            code::ROLE_NOT_FOUND,
+                            entry.span,
+                            format!("{what} `{name}` not found ({searched})"),
+                        )
+                        .with_help("check the role name, or set roles_path in ansible.cfg"),
+                    );
+                }
+                false
+            }
+        }
+    }
+
+    fn role(&mut self, name: &str, path: &Path) -> Arc<Role> {
+        if let Some(r) = self.roles.get(path) {
+            return Arc::clone(r);
+        }
+        let defaults = self.role_vars_dir(
+            &path.join("defaults"),
+            LayerKind::RoleDefaults { role: name.into() },
+        );
+        let vars = self.role_vars_dir(
+            &path.join("vars"),
+            LayerKind::RoleVars { role: name.into() },
+        );
+        let mut dependencies = Vec::new();
+        let mut allow_duplicates = false;
+        if let Some(meta) = yaml_candidates(&path.join("meta"), "main")
+            .into_iter()
+            .find(|p| p.is_file())
+        {
+            let l = self.load(&meta);
+            if let Some(doc) = l.doc() {
+                allow_duplicates = doc
+                    .get("allow_duplicates")
+                    .and_then(Node::as_bool)
+                    .unwrap_or(false);
+                if let Some(deps) = doc.get("dependencies").and_then(Node::as_seq) {
+                    for d in deps {
+                        match role_entry(d, Origin::Role) {
+                            Some(e) => dependencies.push(e),
+                            None => self.push_diag(Diagnostic::error(
+                                code::SHAPE,
+                                d.span,
+                                "a dependency needs `role:` or `name:`",
+                            )),
+                        }
+                    }
+                }
+            }
+        }
+        let role = Arc::new(Role {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            defaults,
+            vars,
+            dependencies,
+            allow_duplicates,
+        });
+        self.roles.insert(path.to_path_buf(), Arc::clone(&role));
+        role
+    }
+
+    /// `defaults/main` or `vars/main`: a file (`main.yml`, `main.yaml`, `main`)
+    /// or a directory whose files are read in sorted order.
+    fn role_vars_dir(&mut self, dir: &Path, kind: LayerKind) -> Vec<Arc<VarLayer>> {
+        let mut files = Vec::new();
+        let main_dir = dir.join("main");
+        if main_dir.is_dir() {
+            let mut found: Vec<PathBuf> = walkdir::WalkDir::new(&main_dir)
+                .follow_links(true)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_file())
+                .map(|e| e.path().to_path_buf())
+                .filter(|p| {
+                    p.extension()
+                        .is_none_or(|e| e == "yml" || e == "yaml" || e == "json")
+                        && !p
+                            .file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                })
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else if let Some(f) = yaml_candidates(dir, "main")
+            .into_iter()
+            .find(|p| p.is_file())
+        {
+            files.push(f);
+        }
+        let mut layers = Vec::new();
+        for f in files {
+            let l = self.load(&f);
+            if let Some(doc) = l.doc() {
+                if doc.as_map().is_some() {
+                    layers.push(Arc::new(VarLayer {
+                        kind: kind.clone(),
+                        node: doc.clone(),
+                    }));
+                } else if !doc.is_null() {
+                    self.push_diag(Diagnostic::error(
+                        code::SHAPE,
+                        doc.span,
+                        "a vars file must be a mapping",
+                    ));
+                }
+            }
+        }
+        layers
+    }
+
+    fn run_role_at(&mut self, entry: &RoleEntry, path: &Path, ctx: &Ctx, state: &mut PlayState) {
+        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if ctx.stack.contains(&key) {
+            self.push_diag(
+                Diagnostic::error(
+                    code::INCLUDE_CYCLE,
+                    entry.span,
+                    format!("role dependency cycle: `{}` depends on itself", entry.name),
+                )
+                .with_help("remove the dependency that closes the cycle from meta/main.yml"),
+            );
+            return;
+        }
+        if ctx.stack.len() >= MAX_INCLUDE_DEPTH {
+            return;
+        }
+        let role = self.role(&entry.name, path);
+        let params_key = entry
+            .params
+            .as_ref()
+            .map(|p| p.to_json().to_string())
+            .unwrap_or_default();
+        let run_key = format!(
+            "{}|{}|{}",
+            key.display(),
+            entry.tasks_from.as_deref().unwrap_or("main"),
+            params_key
+        );
+        if !role.allow_duplicates && !ctx.dynamic && state.ran.contains(&run_key) {
+            return;
+        }
+        state.ran.insert(run_key);
+        // Role defaults and vars are visible play-wide (Ansible's default).
+        for l in role.defaults.iter().chain(&role.vars) {
+            if !state.layers.iter().any(|x| Arc::ptr_eq(x, l)) {
+                state.layers.push(Arc::clone(l));
+            }
+        }
+        let mut inner = ctx.clone();
+        inner.stack.push(key);
+        inner.conditions.extend(entry.when.iter().cloned());
+        inner.role_path = Some(path.to_path_buf());
+        if let Some(p) = &entry.params {
+            inner.scopes.push(Arc::new(VarLayer {
+                kind: LayerKind::RoleParams {
+                    role: entry.name.clone(),
+                },
+                node: p.clone(),
+            }));
+        }
+        if let Some(v) = entry.vars.as_ref().filter(|v| v.as_map().is_some()) {
+            inner.scopes.push(Arc::new(VarLayer {
+                kind: LayerKind::RoleParams {
+                    role: entry.name.clone(),
+                },
+                node: v.clone(),
+            }));
+        }
+        // Dependencies run first, inside the role's conditions.
+        let deps = role.dependencies.clone();
+        for dep in &deps {
+            let _ = self.run_role(dep, &inner, state, None);
+        }
+        inner.roles.push(entry.name.clone());
+        let tasks_dir = path.join("tasks");
+        let stem = entry.tasks_from.as_deref().unwrap_or("main");
+        let tasks_file = yaml_candidates(&tasks_dir, stem)
+            .into_iter()
+            .find(|p| p.is_file());
+        match tasks_file {
+            Some(f) => {
+                self.tasks_file(&f, entry.span, &inner, state, false);
+            }
+            None if entry.tasks_from.is_some() => self.push_diag(Diagnostic::error(
+                code::INCLUDE_NOT_FOUND,
+                entry.span,
+                format!("tasks_from `{stem}` not found in role `{}`", entry.name),
+            )),
+            None => {}
+        }
+        let hstem = entry.handlers_from.as_deref().unwrap_or("main");
+        if let Some(h) = yaml_candidates(&path.join("handlers"), hstem)
+            .into_iter()
+            .find(|p| p.is_file())
+        {
+            let hctx = Ctx {
+                section: Section::Handlers,
+                ..inner.clone()
+            };
+            self.tasks_file(&h, entry.span, &hctx, state, false);
+        }
+    }
+}

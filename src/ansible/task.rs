@@ -1,0 +1,536 @@
+//! One task, normalized: which module it runs, with which arguments, under
+//! which keywords. Pure function of the task's YAML mapping; knows nothing of
+//! files, roles or includes beyond naming the include a task asks for.
+
+use super::modules;
+use crate::diagnostic::{Diagnostic, code};
+use crate::source::Span;
+use crate::yaml::{Node, Value};
+
+/// Task keywords (everything Ansible accepts on a task that is not the action).
+const TASK_KEYWORDS: &[&str] = &[
+    "name",
+    "when",
+    "loop",
+    "loop_control",
+    "register",
+    "tags",
+    "vars",
+    "become",
+    "become_user",
+    "become_method",
+    "become_flags",
+    "become_exe",
+    "ignore_errors",
+    "ignore_unreachable",
+    "notify",
+    "listen",
+    "delegate_to",
+    "delegate_facts",
+    "local_action",
+    "action",
+    "args",
+    "environment",
+    "changed_when",
+    "failed_when",
+    "until",
+    "retries",
+    "delay",
+    "no_log",
+    "run_once",
+    "check_mode",
+    "diff",
+    "any_errors_fatal",
+    "async",
+    "poll",
+    "throttle",
+    "timeout",
+    "collections",
+    "module_defaults",
+    "connection",
+    "remote_user",
+    "port",
+    "debugger",
+    "max_fail_percentage",
+    "vars_files",
+    "apply",
+];
+
+/// Keywords that make a mapping a block.
+const BLOCK_KEYS: &[&str] = &["block", "rescue", "always"];
+
+/// How a task pulls in other content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IncludeKind {
+    ImportTasks,
+    IncludeTasks,
+    ImportRole,
+    IncludeRole,
+    ImportPlaybook,
+}
+
+impl IncludeKind {
+    #[must_use]
+    pub fn is_static(self) -> bool {
+        matches!(
+            self,
+            IncludeKind::ImportTasks | IncludeKind::ImportRole | IncludeKind::ImportPlaybook
+        )
+    }
+
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IncludeKind::ImportTasks => "import_tasks",
+            IncludeKind::IncludeTasks => "include_tasks",
+            IncludeKind::ImportRole => "import_role",
+            IncludeKind::IncludeRole => "include_role",
+            IncludeKind::ImportPlaybook => "import_playbook",
+        }
+    }
+
+    fn from_fqcn(fqcn: &str) -> Option<Self> {
+        Some(match fqcn {
+            "ansible.builtin.import_tasks" => IncludeKind::ImportTasks,
+            "ansible.builtin.include_tasks" | "ansible.builtin.include" => {
+                IncludeKind::IncludeTasks
+            }
+            "ansible.builtin.import_role" => IncludeKind::ImportRole,
+            "ansible.builtin.include_role" => IncludeKind::IncludeRole,
+            "ansible.builtin.import_playbook" => IncludeKind::ImportPlaybook,
+            _ => return None,
+        })
+    }
+}
+
+/// What an include/import task points at, before resolution.
+#[derive(Debug, Clone)]
+pub struct IncludeSpec {
+    pub kind: IncludeKind,
+    /// File (tasks, playbook) or role name, as written (may be templated).
+    pub target: String,
+    pub target_span: Span,
+    pub tasks_from: Option<String>,
+    pub vars_from: Option<String>,
+    pub defaults_from: Option<String>,
+    pub handlers_from: Option<String>,
+}
+
+/// One argument of a task, with where it was written.
+#[derive(Debug, Clone)]
+pub struct Arg {
+    pub key: String,
+    pub value: Node,
+}
+
+/// A `when` condition and where it came from.
+#[derive(Debug, Clone)]
+pub struct Condition {
+    /// The expression as written (a bare Jinja expression).
+    pub expr: String,
+    pub span: Span,
+    pub origin: Origin,
+}
+
+/// Where a condition, or a layer of variables, was attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    Playbook,
+    Role,
+    Import,
+    Include,
+    Block,
+    Task,
+}
+
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub name: Option<String>,
+    /// The action key as written (`command`, `ansible.posix.sysctl`).
+    pub action: String,
+    /// The action resolved to its fully qualified name.
+    pub module: String,
+    pub args: Vec<Arg>,
+    /// The task mapping (start of the task).
+    pub span: Span,
+    /// Where the action key is written.
+    pub action_span: Span,
+    pub when: Vec<Condition>,
+    pub loop_items: Option<Node>,
+    pub loop_kind: Option<String>,
+    pub register: Option<String>,
+    pub tags: Vec<String>,
+    pub notify: Vec<String>,
+    pub become_: Option<Node>,
+    pub ignore_errors: Option<Node>,
+    pub vars: Option<Node>,
+    pub delegate_to: Option<String>,
+    pub include: Option<IncludeSpec>,
+    /// The whole mapping, for rules that need a keyword not modelled here.
+    pub raw: Node,
+}
+
+impl Task {
+    #[must_use]
+    pub fn arg(&self, key: &str) -> Option<&Node> {
+        self.args
+            .iter()
+            .rev()
+            .find(|a| a.key == key)
+            .map(|a| &a.value)
+    }
+
+    /// The name Ansible shows: the task name, else the action as written.
+    #[must_use]
+    pub fn display_name(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.action)
+    }
+}
+
+/// A task list item: a block or a task.
+#[derive(Debug)]
+pub enum Item {
+    Block(Block),
+    Task(Box<Task>),
+}
+
+#[derive(Debug)]
+pub struct Block {
+    pub name: Option<String>,
+    pub span: Span,
+    pub when: Vec<Condition>,
+    pub vars: Option<Node>,
+    pub tags: Vec<String>,
+    pub block: Vec<Node>,
+    pub rescue: Vec<Node>,
+    pub always: Vec<Node>,
+}
+
+/// Reads a `when` value: a string, a boolean, or a list of them.
+#[must_use]
+pub fn conditions(node: &Node, origin: Origin) -> Vec<Condition> {
+    match &node.value {
+        Value::Seq(items) => items.iter().flat_map(|n| conditions(n, origin)).collect(),
+        Value::Null => Vec::new(),
+        Value::Map(_) => vec![Condition {
+            expr: node.to_json().to_string(),
+            span: node.span,
+            origin,
+        }],
+        _ => vec![Condition {
+            expr: node.scalar_text().unwrap_or_default().trim().to_string(),
+            span: node.span,
+            origin,
+        }],
+    }
+}
+
+fn string_list(node: Option<&Node>) -> Vec<String> {
+    match node {
+        None => Vec::new(),
+        Some(n) => match &n.value {
+            Value::Seq(items) => items.iter().filter_map(Node::scalar_text).collect(),
+            Value::Str(s) => s
+                .split(',')
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect(),
+            _ => n.scalar_text().into_iter().collect(),
+        },
+    }
+}
+
+/// Classifies and normalizes one task-list item.
+///
+/// # Errors
+/// A diagnostic when the item is not a mapping or has no action.
+pub fn read_item(node: &Node, diags: &mut Vec<Diagnostic>) -> Result<Item, Box<Diagnostic>> {
+    let Some(map) = node.as_map() else {
+        return Err(Box::new(
+            Diagnostic::error(code::SHAPE, node.span, "a task must be a mapping").with_help(
+                "write each task as `- name: ...` followed by a module, e.g. `ansible.builtin.command: ...`",
+            ),
+        ));
+    };
+    if map
+        .iter()
+        .any(|(k, _)| k.as_str().is_some_and(|k| k == "block"))
+    {
+        let list = |key: &str| {
+            node.get(key)
+                .and_then(Node::as_seq)
+                .map(<[Node]>::to_vec)
+                .unwrap_or_default()
+        };
+        return Ok(Item::Block(Block {
+            name: node.get("name").and_then(Node::scalar_text),
+            span: node.span,
+            when: node
+                .get("when")
+                .map(|w| conditions(w, Origin::Block))
+                .unwrap_or_default(),
+            vars: node.get("vars").cloned(),
+            tags: string_list(node.get("tags")),
+            block: list("block"),
+            rescue: list("rescue"),
+            always: list("always"),
+        }));
+    }
+    read_task(node, map, diags).map(|t| Item::Task(Box::new(t)))
+}
+
+fn read_task(
+    node: &Node,
+    map: &[(Node, Node)],
+    diags: &mut Vec<Diagnostic>,
+) -> Result<Task, Box<Diagnostic>> {
+    let mut candidates: Vec<(&Node, &Node)> = Vec::new();
+    let mut loop_kind = None;
+    let mut loop_items = None;
+    for (k, v) in map {
+        let Some(key) = k.as_str() else { continue };
+        if let Some(lookup) = key.strip_prefix("with_") {
+            loop_kind = Some(lookup.to_string());
+            loop_items = Some(v.clone());
+        } else if key == "loop" {
+            loop_kind = Some("loop".into());
+            loop_items = Some(v.clone());
+        } else if !TASK_KEYWORDS.contains(&key) && !BLOCK_KEYS.contains(&key) {
+            candidates.push((k, v));
+        }
+    }
+    // action:/local_action: carry the module inside their value.
+    let (action_key, action_value, action_span, from_action) = if let Some((k, v)) = node
+        .get_entry("action")
+        .or_else(|| node.get_entry("local_action"))
+    {
+        let (module, rest) = split_action(v);
+        (module, rest, k.span, true)
+    } else {
+        if candidates.len() > 1 {
+            let names: Vec<String> = candidates.iter().map(|(k, _)| k.to_string()).collect();
+            let known: Vec<&(&Node, &Node)> = candidates
+                .iter()
+                .filter(|(k, _)| k.as_str().is_some_and(modules::is_known))
+                .collect();
+            if known.len() == 1 {
+                let chosen = known[0].0.to_string();
+                candidates.retain(|(k, _)| k.to_string() == chosen);
+            } else {
+                diags.push(
+                    Diagnostic::warning(
+                        code::MODULE_AMBIGUOUS,
+                        node.span,
+                        format!("task has several possible actions: {}", names.join(", ")),
+                    )
+                    .with_help(
+                        "keep one module per task; Ansible rejects conflicting action statements",
+                    ),
+                );
+            }
+        }
+        let Some((k, v)) = candidates.first() else {
+            return Err(Box::new(
+                Diagnostic::error(code::SHAPE, node.span, "task has no action (module)")
+                    .with_help("add the module to run, e.g. `ansible.builtin.debug: msg=...`"),
+            ));
+        };
+        (k.to_string(), Some((*v).clone()), k.span, false)
+    };
+    let module = modules::resolve(&action_key);
+    let mut args = action_args(&module, action_value.as_ref());
+    if let Some(extra) = node.get("args").and_then(Node::as_map) {
+        for (k, v) in extra {
+            args.push(Arg {
+                key: k.to_string(),
+                value: v.clone(),
+            });
+        }
+    }
+    let include =
+        IncludeKind::from_fqcn(&module).and_then(|kind| include_spec(kind, &args, action_span));
+    let mut delegate_to = node.get("delegate_to").and_then(Node::scalar_text);
+    if from_action && node.get("local_action").is_some() {
+        delegate_to = Some("localhost".into());
+    }
+    Ok(Task {
+        name: node.get("name").and_then(Node::scalar_text),
+        action: action_key,
+        module,
+        args,
+        span: node.span,
+        action_span,
+        when: node
+            .get("when")
+            .map(|w| conditions(w, Origin::Task))
+            .unwrap_or_default(),
+        loop_items,
+        loop_kind,
+        register: node.get("register").and_then(Node::scalar_text),
+        tags: string_list(node.get("tags")),
+        notify: string_list(node.get("notify")),
+        become_: node.get("become").cloned(),
+        ignore_errors: node.get("ignore_errors").cloned(),
+        vars: node.get("vars").cloned(),
+        delegate_to,
+        include,
+        raw: node.clone(),
+    })
+}
+
+/// `action: modprobe name=x` or `action: {module: modprobe, name: x}`.
+fn split_action(v: &Node) -> (String, Option<Node>) {
+    match &v.value {
+        Value::Str(s) => {
+            let s = s.trim();
+            let (module, rest) = s.split_once(char::is_whitespace).unwrap_or((s, ""));
+            let rest_node = Node {
+                value: Value::Str(rest.trim().to_string()),
+                ..v.clone()
+            };
+            (module.to_string(), Some(rest_node))
+        }
+        Value::Map(pairs) => {
+            let module = v
+                .get("module")
+                .and_then(Node::scalar_text)
+                .unwrap_or_default();
+            let rest: Vec<(Node, Node)> = pairs
+                .iter()
+                .filter(|(k, _)| k.as_str() != Some("module"))
+                .cloned()
+                .collect();
+            (
+                module,
+                Some(Node {
+                    value: Value::Map(rest),
+                    ..v.clone()
+                }),
+            )
+        }
+        _ => (v.scalar_text().unwrap_or_default(), None),
+    }
+}
+
+/// Arguments from the action's value: a mapping, or a free-form string.
+fn action_args(module: &str, value: Option<&Node>) -> Vec<Arg> {
+    let Some(value) = value else {
+        return Vec::new();
+    };
+    match &value.value {
+        Value::Map(pairs) => pairs
+            .iter()
+            .map(|(k, v)| Arg {
+                key: k.to_string(),
+                value: v.clone(),
+            })
+            .collect(),
+        Value::Null => Vec::new(),
+        Value::Str(s) => {
+            let raw = modules::takes_raw_params(module);
+            // include_tasks: file.yml has the file as its raw parameter.
+            modules::parse_kv(s, raw)
+                .into_iter()
+                .map(|(k, v)| Arg {
+                    key: k,
+                    value: Node {
+                        value: Value::Str(v),
+                        ..value.clone()
+                    },
+                })
+                .collect()
+        }
+        _ => vec![Arg {
+            key: "_raw_params".into(),
+            value: value.clone(),
+        }],
+    }
+}
+
+fn include_spec(kind: IncludeKind, args: &[Arg], action_span: Span) -> Option<IncludeSpec> {
+    let get = |k: &str| args.iter().rev().find(|a| a.key == k);
+    let target_arg = match kind {
+        IncludeKind::ImportRole | IncludeKind::IncludeRole => get("name").or_else(|| get("role")),
+        _ => get("file").or_else(|| get("_raw_params")),
+    }?;
+    let text = |k: &str| get(k).and_then(|a| a.value.scalar_text());
+    Some(IncludeSpec {
+        kind,
+        target: target_arg.value.scalar_text()?.trim().to_string(),
+        target_span: if target_arg.value.span.line == 0 {
+            action_span
+        } else {
+            target_arg.value.span
+        },
+        tasks_from: text("tasks_from"),
+        vars_from: text("vars_from"),
+        defaults_from: text("defaults_from"),
+        handlers_from: text("handlers_from"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::FileId;
+
+    fn task(yaml: &str) -> Task {
+        let doc = crate::yaml::parse(FileId(0), yaml).docs.remove(0);
+        match read_item(&doc, &mut Vec::new()).expect("a task") {
+            Item::Task(t) => *t,
+            Item::Block(_) => panic!("a block"),
+        }
+    }
+
+    #[test]
+    fn free_form_command() {
+        let t = task("name: off\ncommand: /sbin/swapoff -a\nwhen: x\n");
+        assert_eq!(t.module, "ansible.builtin.command");
+        assert_eq!(
+            t.arg("_raw_params").unwrap().as_str(),
+            Some("/sbin/swapoff -a")
+        );
+        assert_eq!(t.when[0].expr, "x");
+    }
+
+    #[test]
+    fn free_form_kv_module() {
+        let t = task("modprobe: name=br_netfilter state=present\n");
+        assert_eq!(t.module, "community.general.modprobe");
+        assert_eq!(t.arg("name").unwrap().as_str(), Some("br_netfilter"));
+    }
+
+    #[test]
+    fn action_and_args_forms() {
+        let t = task("action: sysctl name=net.ipv4.ip_forward value=1\nargs:\n  reload: true\n");
+        assert_eq!(t.module, "ansible.posix.sysctl");
+        assert_eq!(t.arg("name").unwrap().as_str(), Some("net.ipv4.ip_forward"));
+        assert_eq!(t.arg("reload").unwrap().as_bool(), Some(true));
+        let t = task("local_action:\n  module: command\n  cmd: echo\n");
+        assert_eq!(t.module, "ansible.builtin.command");
+        assert_eq!(t.delegate_to.as_deref(), Some("localhost"));
+    }
+
+    #[test]
+    fn includes() {
+        let t = task("include_role:\n  name: a/b\n  tasks_from: x\n");
+        let inc = t.include.unwrap();
+        assert_eq!(inc.kind, IncludeKind::IncludeRole);
+        assert_eq!(inc.target, "a/b");
+        assert_eq!(inc.tasks_from.as_deref(), Some("x"));
+        let t = task("ansible.builtin.import_tasks: 0010-swapoff.yml\n");
+        assert_eq!(t.include.unwrap().target, "0010-swapoff.yml");
+        let t = task("include_tasks:\n  file: \"{{ x }}.yml\"\n");
+        assert_eq!(t.include.unwrap().target, "{{ x }}.yml");
+    }
+
+    #[test]
+    fn when_list_and_loop() {
+        let t = task("debug: msg=x\nwhen:\n  - a\n  - b | bool\nwith_items: [1, 2]\n");
+        assert_eq!(t.when.len(), 2);
+        assert_eq!(t.when[1].expr, "b | bool");
+        assert_eq!(t.loop_kind.as_deref(), Some("items"));
+    }
+}

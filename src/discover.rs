@@ -1,0 +1,272 @@
+//! Finding the files of a tree and classifying them by path.
+//!
+//! Walks the root (following symlinks, reporting loops and dangling links),
+//! skips `.git` and excluded paths, and says what each file is by where it
+//! lives. Classification by content (is this YAML a playbook?) happens after
+//! parsing, in `ansible::project`. Never reads file contents.
+
+use crate::diagnostic::{Diagnostic, code};
+use crate::source::{SourceMap, Span, display_path};
+use regex::Regex;
+use std::path::{Path, PathBuf};
+use walkdir::WalkDir;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FileKind {
+    /// A YAML file whose role is decided by its content (playbook or not).
+    Yaml,
+    Tasks,
+    Handlers,
+    RoleDefaults,
+    RoleVars,
+    RoleMeta,
+    GroupVars,
+    HostVars,
+    Inventory,
+    Template,
+    AnsibleCfg,
+    Other,
+}
+
+impl FileKind {
+    #[must_use]
+    pub fn is_yaml(self) -> bool {
+        matches!(
+            self,
+            FileKind::Yaml
+                | FileKind::Tasks
+                | FileKind::Handlers
+                | FileKind::RoleDefaults
+                | FileKind::RoleVars
+                | FileKind::RoleMeta
+                | FileKind::GroupVars
+                | FileKind::HostVars
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct DiscoveredFile {
+    pub path: PathBuf,
+    /// Relative to the root, `/`-separated.
+    pub rel: String,
+    pub kind: FileKind,
+}
+
+/// Paths to leave out, given as paths relative to the root or globs.
+#[derive(Debug, Default, Clone)]
+pub struct Excludes {
+    patterns: Vec<Regex>,
+}
+
+impl Excludes {
+    /// Builds matchers from path or glob strings (`*`, `**`, `?`).
+    #[must_use]
+    pub fn new(items: &[String]) -> Self {
+        let patterns = items.iter().filter_map(|p| glob_regex(p)).collect();
+        Excludes { patterns }
+    }
+
+    #[must_use]
+    pub fn matches(&self, rel: &str) -> bool {
+        self.patterns.iter().any(|r| r.is_match(rel))
+    }
+}
+
+fn glob_regex(pattern: &str) -> Option<Regex> {
+    let p = pattern
+        .trim()
+        .trim_start_matches("./")
+        .trim_end_matches('/');
+    if p.is_empty() {
+        return None;
+    }
+    let mut re = String::from("^");
+    let chars: Vec<char> = p.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '*' if chars.get(i + 1) == Some(&'*') => {
+                re.push_str(".*");
+                i += 1;
+            }
+            '*' => re.push_str("[^/]*"),
+            '?' => re.push_str("[^/]"),
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+        i += 1;
+    }
+    // A directory excludes everything below it.
+    re.push_str("(/.*)?$");
+    Regex::new(&re).ok()
+}
+
+/// Directories never walked into.
+const SKIP_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    ".tox",
+    ".venv",
+    "node_modules",
+    "__pycache__",
+];
+
+/// Walks `root` and returns its files sorted by relative path.
+pub fn discover(
+    root: &Path,
+    excludes: &Excludes,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<DiscoveredFile> {
+    let mut out = Vec::new();
+    let walker = WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter();
+    let mut it = walker.filter_entry(|e| {
+        let name = e.file_name().to_string_lossy();
+        if e.depth() > 0 && e.file_type().is_dir() && SKIP_DIRS.contains(&name.as_ref()) {
+            return false;
+        }
+        let rel = display_path(root, e.path());
+        e.depth() == 0 || !excludes.matches(&rel)
+    });
+    loop {
+        let entry = match it.next() {
+            None => break,
+            Some(Ok(e)) => e,
+            Some(Err(err)) => {
+                let path = err
+                    .path()
+                    .map_or_else(|| root.to_path_buf(), Path::to_path_buf);
+                let id = sources.add(&path, "".into());
+                let what = if err.loop_ancestor().is_some() {
+                    "symbolic link loop; not followed".to_string()
+                } else if path
+                    .symlink_metadata()
+                    .is_ok_and(|m| m.file_type().is_symlink())
+                    && !path.exists()
+                {
+                    "dangling symbolic link; skipped".to_string()
+                } else {
+                    format!("cannot read: {err}")
+                };
+                diags.push(
+                    Diagnostic::warning(code::IO, Span::file_start(id), what)
+                        .with_help("fix or remove the link, or exclude the path with --exclude"),
+                );
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = display_path(root, entry.path());
+        let kind = classify(&rel);
+        out.push(DiscoveredFile {
+            path: entry.path().to_path_buf(),
+            rel,
+            kind,
+        });
+    }
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out
+}
+
+/// Classifies a file by its path relative to the root.
+#[must_use]
+pub fn classify(rel: &str) -> FileKind {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let name = parts.last().copied().unwrap_or("");
+    let is_yaml = name.ends_with(".yml") || name.ends_with(".yaml");
+    if name == "ansible.cfg" {
+        return FileKind::AnsibleCfg;
+    }
+    if name.ends_with(".j2") || parts.iter().rev().skip(1).any(|p| *p == "templates") {
+        return FileKind::Template;
+    }
+    let dirs = &parts[..parts.len().saturating_sub(1)];
+    if dirs.contains(&"group_vars") {
+        return FileKind::GroupVars;
+    }
+    if dirs.contains(&"host_vars") {
+        return FileKind::HostVars;
+    }
+    // The innermost role sub-directory decides (`roles/x/tasks/sub/a.yml` is tasks).
+    for d in dirs.iter().rev() {
+        let kind = match *d {
+            "tasks" => FileKind::Tasks,
+            "handlers" => FileKind::Handlers,
+            "defaults" => FileKind::RoleDefaults,
+            "vars" => FileKind::RoleVars,
+            "meta" => FileKind::RoleMeta,
+            "files" | "library" | "module_utils" | "filter_plugins" | "lookup_plugins" => {
+                FileKind::Other
+            }
+            _ => continue,
+        };
+        if kind == FileKind::Other || is_yaml || name == "main" {
+            return kind;
+        }
+        return FileKind::Other;
+    }
+    let in_inventory = dirs
+        .iter()
+        .any(|d| d.starts_with("inventory") || *d == "inventories");
+    if in_inventory
+        && (name.ends_with(".ini")
+            || name == "hosts"
+            || name.starts_with("hosts.")
+            || name == "inventory")
+    {
+        return FileKind::Inventory;
+    }
+    if is_yaml {
+        if in_inventory && (name.starts_with("hosts") || name.starts_with("inventory")) {
+            return FileKind::Inventory;
+        }
+        return FileKind::Yaml;
+    }
+    FileKind::Other
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_role_parts() {
+        assert_eq!(
+            classify("roles/kubernetes/preinstall/tasks/main.yml"),
+            FileKind::Tasks
+        );
+        assert_eq!(
+            classify("roles/k/defaults/main/a.yml"),
+            FileKind::RoleDefaults
+        );
+        assert_eq!(classify("roles/k/defaults/main"), FileKind::RoleDefaults);
+        assert_eq!(classify("roles/k/templates/x.conf.j2"), FileKind::Template);
+        assert_eq!(classify("roles/k/meta/main.yml"), FileKind::RoleMeta);
+        assert_eq!(
+            classify("inventory/sample/group_vars/all/all.yml"),
+            FileKind::GroupVars
+        );
+        assert_eq!(classify("inventory/sample/hosts.yaml"), FileKind::Inventory);
+        assert_eq!(
+            classify("inventory/sample/inventory.ini"),
+            FileKind::Inventory
+        );
+        assert_eq!(classify("cluster.yml"), FileKind::Yaml);
+        assert_eq!(classify("roles/k/files/x.yml"), FileKind::Other);
+    }
+
+    #[test]
+    fn excludes_paths_and_globs() {
+        let ex = Excludes::new(&["contrib/".into(), "tests/**/*.yml".into(), "*.bak".into()]);
+        assert!(ex.matches("contrib/x/y.yml"));
+        assert!(ex.matches("tests/a/b.yml"));
+        assert!(ex.matches("a.bak"));
+        assert!(!ex.matches("roles/a.yml"));
+    }
+}

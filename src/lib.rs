@@ -1,0 +1,13 @@
+//! preflint: reads Ansible content the way Ansible does, without running it,
+//! and tells who prepares each Kubernetes node concern.
+#![forbid(unsafe_code)]
+
+pub mod ansible;
+pub mod cli;
+pub mod diagnostic;
+pub mod discover;
+pub mod load;
+pub mod output;
+pub mod run;
+pub mod source;
+pub mod yaml;

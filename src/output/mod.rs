@@ -1,0 +1,3 @@
+//! Emitters: turn analysis results into text. One file per view.
+
+pub mod tasks;

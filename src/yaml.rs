@@ -1,0 +1,911 @@
+//! The only module that touches the YAML parser.
+//!
+//! Reads YAML the way Ansible does (PyYAML's YAML 1.1 resolver, `!unsafe` and
+//! `!vault` tags, anchors, aliases and `<<` merge keys, duplicate keys with the
+//! last one winning) into our own tree of [`Node`]s, each keeping its [`Span`].
+//! It enforces the resource bounds (nesting depth, alias expansion) so that no
+//! input can make it recurse or allocate without limit. It knows nothing of
+//! Ansible's meaning: that is `ansible::*`.
+
+use crate::diagnostic::{Diagnostic, code};
+use crate::source::{FileId, Span};
+use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
+use std::collections::HashMap;
+use std::fmt;
+
+/// Deepest nesting of sequences and mappings accepted in one document.
+pub const MAX_DEPTH: usize = 512;
+/// Most nodes that alias expansion may copy in one file (billion-laughs guard).
+pub const MAX_ALIAS_NODES: usize = 200_000;
+
+/// A tag that changes how Ansible treats a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tag {
+    None,
+    /// `!unsafe`: never templated by Ansible.
+    Unsafe,
+    /// `!vault`: encrypted; its value is unknown without the password.
+    Vault,
+    /// Any other local tag, kept for diagnostics.
+    Other(Box<str>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub value: Value,
+    pub span: Span,
+    pub tag: Tag,
+    /// The scalar was quoted or a block scalar (so `yes` stays a string).
+    pub quoted: bool,
+}
+
+impl Node {
+    #[must_use]
+    pub fn null(span: Span) -> Self {
+        Node {
+            value: Value::Null,
+            span,
+            tag: Tag::None,
+            quoted: false,
+        }
+    }
+
+    #[must_use]
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    #[must_use]
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    #[must_use]
+    pub fn as_map(&self) -> Option<&[(Node, Node)]> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    #[must_use]
+    pub fn as_bool(&self) -> Option<bool> {
+        match &self.value {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    #[must_use]
+    pub fn is_null(&self) -> bool {
+        matches!(self.value, Value::Null)
+    }
+
+    /// The value of a string key in a mapping.
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.get_entry(key).map(|(_, v)| v)
+    }
+
+    /// Key and value nodes of a string key in a mapping.
+    #[must_use]
+    pub fn get_entry(&self, key: &str) -> Option<(&Node, &Node)> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map(|(k, v)| (k, v))
+    }
+
+    /// A scalar as the text Ansible would see after templating to a string
+    /// (`True`/`False` for booleans, as Python prints them). Containers give `None`.
+    #[must_use]
+    pub fn scalar_text(&self) -> Option<String> {
+        match &self.value {
+            Value::Null => Some(String::new()),
+            Value::Bool(b) => Some(if *b { "True" } else { "False" }.to_string()),
+            Value::Int(i) => Some(i.to_string()),
+            Value::Float(f) => Some(format_float(*f)),
+            Value::Str(s) => Some(s.clone()),
+            Value::Seq(_) | Value::Map(_) => None,
+        }
+    }
+
+    /// Number of nodes in this subtree (used for the alias-expansion budget).
+    #[must_use]
+    pub fn count(&self) -> usize {
+        match &self.value {
+            Value::Seq(items) => 1 + items.iter().map(Node::count).sum::<usize>(),
+            Value::Map(pairs) => {
+                1 + pairs
+                    .iter()
+                    .map(|(k, v)| k.count() + v.count())
+                    .sum::<usize>()
+            }
+            _ => 1,
+        }
+    }
+
+    /// Converts to JSON (keys as strings), for output and differential tests.
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map_or_else(|| J::String(format_float(*f)), J::Number),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(pairs) => J::Object(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.scalar_text().unwrap_or_default(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+fn format_float(f: f64) -> String {
+    if f.is_nan() {
+        "nan".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { "inf".into() } else { "-inf".into() }
+    } else {
+        let s = f.to_string();
+        if s.contains('.') || s.contains('e') {
+            s
+        } else {
+            format!("{s}.0")
+        }
+    }
+}
+
+impl fmt::Display for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.scalar_text() {
+            Some(s) => f.write_str(&s),
+            None => write!(f, "{}", self.to_json()),
+        }
+    }
+}
+
+/// A parsed file: its documents and the problems found while reading it.
+#[derive(Debug, Default)]
+pub struct YamlFile {
+    pub docs: Vec<Node>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// The file could not be read completely (syntax error or a bound hit).
+    pub failed: bool,
+}
+
+/// Maps the parser's character indices to byte offsets.
+struct Offsets<'a> {
+    text: &'a str,
+    ascii: bool,
+    table: Option<Vec<u32>>,
+}
+
+impl<'a> Offsets<'a> {
+    fn new(text: &'a str) -> Self {
+        Offsets {
+            text,
+            ascii: text.is_ascii(),
+            table: None,
+        }
+    }
+
+    fn byte(&mut self, char_index: usize) -> u32 {
+        if self.ascii {
+            return u32::try_from(char_index.min(self.text.len())).unwrap_or(u32::MAX);
+        }
+        let text = self.text;
+        let table = self.table.get_or_insert_with(|| {
+            let mut t: Vec<u32> = text
+                .char_indices()
+                .map(|(b, _)| u32::try_from(b).unwrap_or(u32::MAX))
+                .collect();
+            t.push(u32::try_from(text.len()).unwrap_or(u32::MAX));
+            t
+        });
+        table
+            .get(char_index)
+            .copied()
+            .unwrap_or_else(|| *table.last().unwrap_or(&0))
+    }
+}
+
+enum Frame {
+    Seq {
+        span: Span,
+        anchor: usize,
+        tag: Tag,
+        items: Vec<Node>,
+    },
+    Map {
+        span: Span,
+        anchor: usize,
+        tag: Tag,
+        keys: Vec<Node>,
+        values: Vec<Node>,
+        pending: Option<Node>,
+    },
+}
+
+struct Builder<'a> {
+    file: FileId,
+    offsets: Offsets<'a>,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, (Node, usize)>,
+    alias_budget: usize,
+    docs: Vec<Node>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Parses `text` (the content of `file`) into documents.
+#[must_use]
+pub fn parse(file: FileId, text: &str) -> YamlFile {
+    let mut b = Builder {
+        file,
+        offsets: Offsets::new(text),
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        alias_budget: MAX_ALIAS_NODES,
+        docs: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let mut failed = false;
+    for item in Parser::new_from_str(text) {
+        match item {
+            Ok((event, span)) => {
+                let sp = b.span(
+                    span.start.index(),
+                    span.end.index(),
+                    span.start.line(),
+                    span.start.col(),
+                );
+                if let Err(d) = b.event(event, sp) {
+                    b.diagnostics.push(*d);
+                    failed = true;
+                    break;
+                }
+            }
+            Err(e) => {
+                let d = b.scan_error(&e);
+                b.diagnostics.push(d);
+                failed = true;
+                break;
+            }
+        }
+    }
+    YamlFile {
+        docs: b.docs,
+        diagnostics: b.diagnostics,
+        failed,
+    }
+}
+
+impl Builder<'_> {
+    fn span(&mut self, start: usize, end: usize, line: usize, col: usize) -> Span {
+        Span {
+            file: self.file,
+            start: self.offsets.byte(start),
+            end: self.offsets.byte(end.max(start)),
+            line: u32::try_from(line.max(1)).unwrap_or(u32::MAX),
+            col: u32::try_from(col + 1).unwrap_or(u32::MAX),
+        }
+    }
+
+    fn scan_error(&mut self, e: &ScanError) -> Diagnostic {
+        let m = e.marker();
+        let sp = self.span(m.index(), m.index(), m.line(), m.col());
+        if e.info().contains("recursion limit") {
+            return Diagnostic::error(
+                code::YAML_LIMIT,
+                sp,
+                "flow collections nested too deeply for the YAML parser",
+            )
+            .with_help("flatten this structure; the rest of the file is not analysed");
+        }
+        Diagnostic::error(
+            code::YAML_SYNTAX,
+            sp,
+            format!("YAML syntax error: {}", e.info()),
+        )
+        .with_help("fix the YAML at this position; the rest of the file is not analysed")
+    }
+
+    fn event(&mut self, event: Event<'_>, sp: Span) -> Result<(), Box<Diagnostic>> {
+        match event {
+            Event::Nothing
+            | Event::StreamStart
+            | Event::StreamEnd
+            | Event::DocumentStart(_)
+            | Event::DocumentEnd => Ok(()),
+            Event::Scalar(value, style, anchor, tag) => {
+                let node = scalar(&value, style, tag.as_deref(), sp);
+                if anchor != 0 {
+                    self.anchors.insert(anchor, (node.clone(), 1));
+                }
+                self.push(node)
+            }
+            Event::Alias(id) => {
+                let Some((node, count)) = self.anchors.get(&id) else {
+                    return Err(Box::new(Diagnostic::error(
+                        code::YAML_SYNTAX,
+                        sp,
+                        "alias refers to an anchor that is not defined before it",
+                    )));
+                };
+                if *count > self.alias_budget {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            code::YAML_LIMIT,
+                            sp,
+                            format!("alias expansion exceeds {MAX_ALIAS_NODES} nodes in this file (an alias bomb?)"),
+                        )
+                        .with_help("reduce the nesting of aliases; the rest of the file is not analysed"),
+                    ));
+                }
+                self.alias_budget -= *count;
+                let mut node = node.clone();
+                node.span = sp;
+                self.push(node)
+            }
+            Event::SequenceStart(anchor, tag) => {
+                self.check_depth(sp)?;
+                self.stack.push(Frame::Seq {
+                    span: sp,
+                    anchor,
+                    tag: local_tag(tag.as_deref()),
+                    items: Vec::new(),
+                });
+                Ok(())
+            }
+            Event::MappingStart(anchor, tag) => {
+                self.check_depth(sp)?;
+                self.stack.push(Frame::Map {
+                    span: sp,
+                    anchor,
+                    tag: local_tag(tag.as_deref()),
+                    keys: Vec::new(),
+                    values: Vec::new(),
+                    pending: None,
+                });
+                Ok(())
+            }
+            Event::SequenceEnd => match self.stack.pop() {
+                Some(Frame::Seq {
+                    span,
+                    anchor,
+                    tag,
+                    items,
+                }) => {
+                    let node = Node {
+                        value: Value::Seq(items),
+                        span: close(span, sp),
+                        tag,
+                        quoted: false,
+                    };
+                    self.finish(node, anchor)
+                }
+                _ => Err(Box::new(Diagnostic::error(
+                    code::YAML_SYNTAX,
+                    sp,
+                    "unbalanced sequence end",
+                ))),
+            },
+            Event::MappingEnd => match self.stack.pop() {
+                Some(Frame::Map {
+                    span,
+                    anchor,
+                    tag,
+                    keys,
+                    values,
+                    ..
+                }) => {
+                    let pairs = self.merge(keys, values);
+                    let node = Node {
+                        value: Value::Map(pairs),
+                        span: close(span, sp),
+                        tag,
+                        quoted: false,
+                    };
+                    self.finish(node, anchor)
+                }
+                _ => Err(Box::new(Diagnostic::error(
+                    code::YAML_SYNTAX,
+                    sp,
+                    "unbalanced mapping end",
+                ))),
+            },
+        }
+    }
+
+    fn check_depth(&self, sp: Span) -> Result<(), Box<Diagnostic>> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(Box::new(
+                Diagnostic::error(
+                    code::YAML_LIMIT,
+                    sp,
+                    format!("nesting deeper than {MAX_DEPTH} levels"),
+                )
+                .with_help("flatten this structure; the rest of the file is not analysed"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), Box<Diagnostic>> {
+        if anchor != 0 {
+            let count = node.count();
+            self.anchors.insert(anchor, (node.clone(), count));
+        }
+        self.push(node)
+    }
+
+    fn push(&mut self, node: Node) -> Result<(), Box<Diagnostic>> {
+        match self.stack.last_mut() {
+            None => self.docs.push(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map {
+                keys,
+                values,
+                pending,
+                ..
+            }) => match pending.take() {
+                None => *pending = Some(node),
+                Some(key) => {
+                    keys.push(key);
+                    values.push(node);
+                }
+            },
+        }
+        Ok(())
+    }
+
+    /// Applies `<<` merge keys and duplicate-key semantics (last one wins, as
+    /// PyYAML builds a dict); merged keys come first, explicit keys override.
+    fn merge(&mut self, keys: Vec<Node>, values: Vec<Node>) -> Vec<(Node, Node)> {
+        let mut explicit: Vec<(Node, Node)> = Vec::with_capacity(keys.len());
+        let mut index: HashMap<KeyRepr, usize> = HashMap::new();
+        let mut merged_sources: Vec<Node> = Vec::new();
+        for (k, v) in keys.into_iter().zip(values) {
+            if !k.quoted && k.as_str() == Some("<<") {
+                match v.value {
+                    Value::Map(_) => merged_sources.push(v),
+                    Value::Seq(items) => {
+                        for item in items {
+                            if matches!(item.value, Value::Map(_)) {
+                                merged_sources.push(item);
+                            } else {
+                                self.diagnostics.push(Diagnostic::warning(
+                                    code::YAML_BAD_MERGE,
+                                    item.span,
+                                    "a merge key (<<) list may hold only mappings; this item is ignored",
+                                ));
+                            }
+                        }
+                    }
+                    _ => self.diagnostics.push(Diagnostic::warning(
+                        code::YAML_BAD_MERGE,
+                        v.span,
+                        "a merge key (<<) needs a mapping or a list of mappings; ignored",
+                    )),
+                }
+                continue;
+            }
+            let repr = KeyRepr::of(&k);
+            if let Some(&i) = index.get(&repr) {
+                self.diagnostics.push(
+                    Diagnostic::warning(
+                        code::YAML_DUPLICATE_KEY,
+                        k.span,
+                        format!(
+                            "duplicate key `{}` (first at line {}); the last one wins, as in Ansible",
+                            k, explicit[i].0.span.line
+                        ),
+                    )
+                    .with_help("remove one of the two keys"),
+                );
+                explicit[i].1 = v;
+            } else {
+                index.insert(repr, explicit.len());
+                explicit.push((k, v));
+            }
+        }
+        if merged_sources.is_empty() {
+            return explicit;
+        }
+        let mut out: Vec<(Node, Node)> = Vec::new();
+        let mut seen: HashMap<KeyRepr, ()> = index.keys().map(|k| (k.clone(), ())).collect();
+        for src in merged_sources {
+            if let Value::Map(pairs) = src.value {
+                for (k, v) in pairs {
+                    let repr = KeyRepr::of(&k);
+                    if seen.insert(repr, ()).is_none() {
+                        out.push((k, v));
+                    }
+                }
+            }
+        }
+        out.extend(explicit);
+        out
+    }
+}
+
+fn close(start: Span, end: Span) -> Span {
+    Span {
+        end: end.end.max(start.start),
+        ..start
+    }
+}
+
+/// Identity of a mapping key for duplicate detection.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum KeyRepr {
+    Scalar(u8, String),
+    Complex(String),
+}
+
+impl KeyRepr {
+    fn of(node: &Node) -> Self {
+        match &node.value {
+            Value::Null => KeyRepr::Scalar(0, String::new()),
+            Value::Bool(b) => KeyRepr::Scalar(1, b.to_string()),
+            Value::Int(i) => KeyRepr::Scalar(2, i.to_string()),
+            Value::Float(f) => KeyRepr::Scalar(3, f.to_string()),
+            Value::Str(s) => KeyRepr::Scalar(4, s.clone()),
+            Value::Seq(_) | Value::Map(_) => KeyRepr::Complex(node.to_json().to_string()),
+        }
+    }
+}
+
+fn local_tag(tag: Option<&saphyr_parser::Tag>) -> Tag {
+    match tag {
+        None => Tag::None,
+        Some(t) if t.handle == "!" && t.suffix == "unsafe" => Tag::Unsafe,
+        Some(t) if t.handle == "!" && t.suffix == "vault" => Tag::Vault,
+        Some(t) => Tag::Other(format!("{}{}", t.handle, t.suffix).into()),
+    }
+}
+
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&saphyr_parser::Tag>, span: Span) -> Node {
+    let quoted = !matches!(style, ScalarStyle::Plain);
+    let tag_kind = local_tag(tag);
+    let core = tag.and_then(|t| {
+        if t.handle == "tag:yaml.org,2002:" || t.handle == "!!" {
+            Some(t.suffix.as_str())
+        } else {
+            None
+        }
+    });
+    let value = match (&tag_kind, core) {
+        (Tag::Unsafe | Tag::Vault, _) | (_, Some("str" | "binary")) => Value::Str(text.to_string()),
+        (_, Some(core)) => resolve_core(core, text),
+        (Tag::Other(_), None) => Value::Str(text.to_string()),
+        (Tag::None, None) if quoted => Value::Str(text.to_string()),
+        (Tag::None, None) => resolve_plain(text),
+    };
+    let tag = if core.is_some() { Tag::None } else { tag_kind };
+    Node {
+        value,
+        span,
+        tag,
+        quoted,
+    }
+}
+
+fn resolve_core(core: &str, text: &str) -> Value {
+    match core {
+        "null" => Value::Null,
+        "bool" => resolve_bool(text).map_or_else(|| Value::Str(text.to_string()), Value::Bool),
+        "int" => resolve_int(text).map_or_else(|| Value::Str(text.to_string()), Value::Int),
+        "float" => resolve_float(text)
+            .or_else(|| resolve_int(text).map(|i| i as f64))
+            .map_or_else(|| Value::Str(text.to_string()), Value::Float),
+        _ => resolve_plain(text),
+    }
+}
+
+/// PyYAML's YAML 1.1 implicit resolver for plain scalars.
+#[must_use]
+pub fn resolve_plain(text: &str) -> Value {
+    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
+        return Value::Null;
+    }
+    if let Some(b) = resolve_bool(text) {
+        return Value::Bool(b);
+    }
+    if let Some(i) = resolve_int(text) {
+        return Value::Int(i);
+    }
+    if let Some(f) = resolve_float(text) {
+        return Value::Float(f);
+    }
+    Value::Str(text.to_string())
+}
+
+fn resolve_bool(text: &str) -> Option<bool> {
+    match text {
+        "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => Some(true),
+        "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => Some(false),
+        _ => None,
+    }
+}
+
+fn split_sign(text: &str) -> (i64, &str) {
+    if let Some(r) = text.strip_prefix('-') {
+        (-1, r)
+    } else if let Some(r) = text.strip_prefix('+') {
+        (1, r)
+    } else {
+        (1, text)
+    }
+}
+
+/// YAML 1.1 ints: binary, octal (`0644`), decimal, hex, sexagesimal; `_` allowed.
+fn resolve_int(text: &str) -> Option<i64> {
+    let (sign, body) = split_sign(text);
+    if body.is_empty() {
+        return None;
+    }
+    let digits = |s: &str, radix: u32| -> Option<i64> {
+        let cleaned: String = s.chars().filter(|&c| c != '_').collect();
+        if cleaned.is_empty() {
+            return None;
+        }
+        i64::from_str_radix(&cleaned, radix).ok()
+    };
+    let v = if let Some(b) = body.strip_prefix("0b") {
+        if !b.chars().all(|c| matches!(c, '0' | '1' | '_')) {
+            return None;
+        }
+        digits(b, 2)?
+    } else if let Some(h) = body.strip_prefix("0x") {
+        if !h.chars().all(|c| c.is_ascii_hexdigit() || c == '_') {
+            return None;
+        }
+        digits(h, 16)?
+    } else if body == "0" {
+        0
+    } else if body.starts_with('0') {
+        if !body.chars().all(|c| matches!(c, '0'..='7' | '_')) {
+            return None;
+        }
+        digits(body, 8)?
+    } else if body.contains(':') {
+        let mut parts = body.split(':');
+        let first = parts.next()?;
+        if first.is_empty()
+            || !first.starts_with(|c: char| matches!(c, '1'..='9'))
+            || !first.chars().all(|c| c.is_ascii_digit() || c == '_')
+        {
+            return None;
+        }
+        let mut acc = digits(first, 10)?;
+        for p in parts {
+            if p.is_empty() || p.len() > 2 || !p.chars().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            let n: i64 = p.parse().ok()?;
+            if n > 59 || (p.len() == 2 && p.as_bytes()[0] > b'5') {
+                return None;
+            }
+            acc = acc.checked_mul(60)?.checked_add(n)?;
+        }
+        acc
+    } else {
+        if !body.starts_with(|c: char| matches!(c, '1'..='9'))
+            || !body.chars().all(|c| c.is_ascii_digit() || c == '_')
+        {
+            return None;
+        }
+        digits(body, 10)?
+    };
+    v.checked_mul(sign)
+}
+
+/// YAML 1.1 floats as PyYAML resolves them (a `.` is required unless inf/nan).
+fn resolve_float(text: &str) -> Option<f64> {
+    match text {
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Some(f64::INFINITY),
+        "-.inf" | "-.Inf" | "-.INF" => return Some(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Some(f64::NAN),
+        _ => {}
+    }
+    let (sign, body) = split_sign(text);
+    let sign = sign as f64;
+    if body.contains(':') {
+        // sexagesimal float: [0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*
+        let (int_part, frac) = body.split_once('.')?;
+        if !frac.chars().all(|c| c.is_ascii_digit() || c == '_') {
+            return None;
+        }
+        let mut parts = int_part.split(':');
+        let first = parts.next()?;
+        if first.is_empty() || !first.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        let mut acc: f64 = first.replace('_', "").parse().ok()?;
+        for p in parts {
+            if p.is_empty() || p.len() > 2 || !p.chars().all(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            let n: f64 = p.parse().ok()?;
+            if n > 59.0 {
+                return None;
+            }
+            acc = acc * 60.0 + n;
+        }
+        let f: f64 = format!("0.{}", frac.replace('_', ""))
+            .parse()
+            .unwrap_or(0.0);
+        return Some(sign * (acc + f));
+    }
+    // [0-9][0-9_]*\.[0-9_]*([eE][-+][0-9]+)?  |  \.[0-9_]+([eE][-+][0-9]+)?
+    let (mantissa, exp) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let (ip, fp) = mantissa.split_once('.')?;
+    if ip.is_empty() {
+        if fp.is_empty() || !fp.starts_with(|c: char| c.is_ascii_digit() || c == '_') {
+            return None;
+        }
+    } else if !ip.starts_with(|c: char| c.is_ascii_digit())
+        || !ip.chars().all(|c| c.is_ascii_digit() || c == '_')
+    {
+        return None;
+    }
+    if !fp.chars().all(|c| c.is_ascii_digit() || c == '_') {
+        return None;
+    }
+    if let Some(e) = exp {
+        let digits = e.strip_prefix(['-', '+'])?;
+        if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+    }
+    let cleaned: String = format!("{ip}.{fp}").replace('_', "");
+    let cleaned = if cleaned.ends_with('.') {
+        format!("{cleaned}0")
+    } else {
+        cleaned
+    };
+    let cleaned = if cleaned.starts_with('.') {
+        format!("0{cleaned}")
+    } else {
+        cleaned
+    };
+    let full = match exp {
+        Some(e) => format!("{cleaned}e{e}"),
+        None => cleaned,
+    };
+    full.parse::<f64>().ok().map(|f| sign * f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Node {
+        let f = parse(FileId(0), text);
+        assert!(!f.failed, "{:?}", f.diagnostics);
+        f.docs.into_iter().next().expect("a document")
+    }
+
+    #[test]
+    fn yaml11_scalars() {
+        let n = one(
+            "a: yes\nb: Off\nc: 0644\nd: 0x1F\ne: 1_000\nf: 1.5\ng: '1'\nh: ~\ni: 1:30\nj: yEs\nk: 1e3\nl: .5\n",
+        );
+        let get = |k: &str| n.get(k).unwrap().value.clone();
+        assert_eq!(get("a"), Value::Bool(true));
+        assert_eq!(get("b"), Value::Bool(false));
+        assert_eq!(get("c"), Value::Int(420));
+        assert_eq!(get("d"), Value::Int(31));
+        assert_eq!(get("e"), Value::Int(1000));
+        assert_eq!(get("f"), Value::Float(1.5));
+        assert_eq!(get("g"), Value::Str("1".into()));
+        assert_eq!(get("h"), Value::Null);
+        assert_eq!(get("i"), Value::Int(90));
+        assert_eq!(get("j"), Value::Str("yEs".into()));
+        assert_eq!(get("k"), Value::Str("1e3".into()));
+        assert_eq!(get("l"), Value::Float(0.5));
+    }
+
+    #[test]
+    fn tags_unsafe_and_vault() {
+        let n = one(
+            "a: !unsafe '{{ x }}'\nb: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162\nc: !!str 12\n",
+        );
+        assert_eq!(n.get("a").unwrap().tag, Tag::Unsafe);
+        assert_eq!(n.get("b").unwrap().tag, Tag::Vault);
+        assert_eq!(n.get("c").unwrap().value, Value::Str("12".into()));
+    }
+
+    #[test]
+    fn merge_keys_and_duplicates() {
+        let f = parse(
+            FileId(0),
+            "base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n  z: 1\n  z: 2\n",
+        );
+        let n = &f.docs[0];
+        let m = n.get("m").unwrap();
+        assert_eq!(m.get("x").unwrap().value, Value::Int(1));
+        assert_eq!(m.get("y").unwrap().value, Value::Int(3));
+        assert_eq!(m.get("z").unwrap().value, Value::Int(2));
+        assert_eq!(f.diagnostics.len(), 1);
+        assert_eq!(f.diagnostics[0].code, code::YAML_DUPLICATE_KEY);
+        assert_eq!(f.diagnostics[0].span.line, 6);
+    }
+
+    #[test]
+    fn spans_point_at_lines() {
+        let n = one("---\n- name: a\n  command: x\n- name: b\n");
+        let items = n.as_seq().unwrap();
+        assert_eq!(items[1].get("name").unwrap().span.line, 4);
+        assert_eq!(items[0].get("command").unwrap().span.col, 12);
+    }
+
+    #[test]
+    fn syntax_error_is_a_diagnostic() {
+        let f = parse(FileId(0), "a: [1, 2\nb: c\n");
+        assert!(f.failed);
+        assert_eq!(f.diagnostics[0].code, code::YAML_SYNTAX);
+    }
+
+    #[test]
+    fn alias_bomb_is_bounded() {
+        let mut s = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..10 {
+            let prev = (b'a' + i - 1) as char;
+            let cur = (b'a' + i) as char;
+            s.push_str(&format!("{cur}: &{cur} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
+        }
+        let f = parse(FileId(0), &s);
+        assert!(f.failed);
+        assert_eq!(f.diagnostics[0].code, code::YAML_LIMIT);
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let s = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let f = parse(FileId(0), &s);
+        assert!(f.failed);
+        assert_eq!(f.diagnostics[0].code, code::YAML_LIMIT);
+    }
+
+    #[test]
+    fn multi_document() {
+        let f = parse(FileId(0), "---\na: 1\n---\nb: 2\n");
+        assert_eq!(f.docs.len(), 2);
+    }
+
+    #[test]
+    fn non_ascii_offsets() {
+        let f = parse(FileId(0), "é: ü\nb: c\n");
+        let b = f.docs[0].get_entry("b").unwrap().0;
+        assert_eq!(b.span.start as usize, "é: ü\n".len());
+        assert_eq!(b.span.line, 2);
+    }
+}
