@@ -4,10 +4,13 @@
 
 pub mod ansible;
 pub mod cli;
+pub mod concern;
 pub mod diagnostic;
 pub mod discover;
+pub mod jinja;
 pub mod load;
 pub mod output;
 pub mod run;
 pub mod source;
+pub mod vars;
 pub mod yaml;

@@ -1,8 +1,8 @@
 //! The pipeline, visible in one place:
 //! discover -> parse (parallel) -> model -> (analyze) -> sort -> emit.
 
-use crate::ansible::project::{self, BuildOptions, NoResolver, Project};
-use crate::cli::{Cli, Command, CommonArgs, TasksArgs};
+use crate::ansible::project::{self, BuildOptions, Project};
+use crate::cli::{Cli, Command, CommonArgs, TasksArgs, WhoFixesArgs, WhoFixesFormat};
 use crate::diagnostic::{Diagnostic, LocatedDiagnostic, Severity};
 use crate::discover::{self, Excludes};
 use crate::load::Loader;
@@ -19,12 +19,15 @@ use std::sync::Arc;
 pub fn run(cli: Cli) -> Result<u8, String> {
     match cli.command {
         Command::Tasks(args) => tasks(&args),
+        Command::WhoFixes(args) => who_fixes(&args),
     }
 }
 
 /// A model of the tree plus every diagnostic found while reading it.
 pub struct Loaded {
     pub project: Project,
+    pub inventory: Option<crate::ansible::inventory::Inventory>,
+    pub extra: crate::vars::ExtraVars,
     pub sources: Arc<SourceMap>,
     pub diagnostics: Vec<LocatedDiagnostic>,
 }
@@ -85,7 +88,21 @@ pub fn load(common: &CommonArgs) -> Result<Loaded, String> {
         diags.extend(l.diagnostics.iter().cloned());
         diags.extend(l.yaml.diagnostics.iter().cloned());
     }
-    let resolver = NoResolver;
+    let extra = crate::vars::parse_extra_vars(&common.extra_vars, &sources)?;
+    let inventory = match &common.inventory {
+        Some(p) if !p.exists() => {
+            return Err(format!("-i {}: no such file or directory", p.display()));
+        }
+        Some(p) => {
+            let inv = crate::ansible::inventory::Inventory::load(p, &loader);
+            diags.extend(inv.diagnostics.iter().cloned());
+            Some(inv)
+        }
+        None => None,
+    };
+    let resolver = crate::vars::VarsResolver {
+        extra: extra.clone(),
+    };
     let project = project::build(
         &root,
         files,
@@ -99,6 +116,8 @@ pub fn load(common: &CommonArgs) -> Result<Loaded, String> {
     let diagnostics = crate::diagnostic::sorted(&sources, &diags);
     Ok(Loaded {
         project,
+        inventory,
+        extra,
         sources,
         diagnostics,
     })
@@ -147,4 +166,35 @@ fn tasks(args: &TasksArgs) -> Result<u8, String> {
         .iter()
         .any(|d| d.severity == Severity::Error);
     Ok(u8::from(errors))
+}
+
+fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
+    let catalog = crate::concern::catalog::load(args.rules.as_deref()).map_err(|errs| {
+        let lines: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        format!("invalid concern catalog:\n  {}", lines.join("\n  "))
+    })?;
+    let mut loaded = load(&args.common)?;
+    if let Some(name) = &args.tool_name {
+        loaded.project.name.clone_from(name);
+    }
+    let verdicts = crate::concern::analyze::analyze(
+        &loaded.project,
+        &loaded.sources,
+        &catalog,
+        &loaded.extra,
+        loaded.inventory.as_ref(),
+    );
+    let text = match args.format {
+        WhoFixesFormat::Table => output::who_fixes::table(&verdicts),
+        WhoFixesFormat::Markdown => output::who_fixes::markdown(&verdicts),
+        WhoFixesFormat::Compact => output::who_fixes::compact(&verdicts),
+        WhoFixesFormat::Json => output::who_fixes::json(
+            &loaded.project.name,
+            &verdicts,
+            &loaded.project.unresolved,
+            &loaded.diagnostics,
+        ),
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(0)
 }

@@ -1,6 +1,7 @@
 //! The Ansible model: what a tree means to Ansible, read statically.
 
 pub mod config;
+pub mod inventory;
 pub mod modules;
 pub mod project;
 pub mod task;

@@ -169,6 +169,12 @@ fn unquote(v: &str) -> String {
     }
 }
 
+/// Splits a line into words on whitespace outside quotes and Jinja blocks.
+#[must_use]
+pub fn parse_kv_words(text: &str) -> Vec<String> {
+    split_args(text)
+}
+
 /// Splits on whitespace outside quotes and Jinja blocks.
 fn split_args(text: &str) -> Vec<String> {
     let mut words = Vec::new();

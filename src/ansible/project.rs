@@ -37,9 +37,19 @@ pub enum Section {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum LayerKind {
-    RoleDefaults { role: String },
-    RoleVars { role: String },
-    RoleParams { role: String },
+    RoleDefaults {
+        role: String,
+    },
+    /// Inventory variables (`group_vars`, inline group vars) for a group.
+    Inventory {
+        group: String,
+    },
+    RoleVars {
+        role: String,
+    },
+    RoleParams {
+        role: String,
+    },
     PlaybookImportVars,
     PlayVars,
     PlayVarsFile,
@@ -78,6 +88,7 @@ pub struct RoleEntry {
     pub vars: Option<Node>,
     /// Role parameters (keys other than keywords), as a mapping.
     pub params: Option<Node>,
+    pub tags: Vec<String>,
     pub tasks_from: Option<String>,
     pub handlers_from: Option<String>,
 }
@@ -95,8 +106,27 @@ pub struct TaskInstance {
     pub scopes: Vec<Arc<VarLayer>>,
     /// Reached only through a dynamic include (`include_tasks`/`include_role`).
     pub dynamic: bool,
+    /// Directory of the role that owns the task (for `templates/` and `files/`).
+    pub role_path: Option<PathBuf>,
     /// For an include task: whether its target was resolved.
     pub include_resolved: Option<bool>,
+    /// Enclosing block parts, outermost first (`rescue`/`always` tasks run
+    /// only after a failure or in any case).
+    pub blocks: Vec<BlockPart>,
+    /// Effective tags: inherited from role entries, imports, blocks and the play.
+    pub tags: Vec<String>,
+    /// A second run of a role with the same parameters in the same play:
+    /// listed by Ansible, but skipped at run time.
+    pub duplicate: bool,
+}
+
+/// Which list of a block a task sits in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockPart {
+    Block,
+    Rescue,
+    Always,
 }
 
 #[derive(Debug)]
@@ -226,6 +256,9 @@ struct Ctx {
     /// Files and roles being expanded, for cycle detection.
     stack: Vec<PathBuf>,
     basedir: PathBuf,
+    blocks: Vec<BlockPart>,
+    tags: Vec<String>,
+    duplicate: bool,
 }
 
 struct PlayState {
@@ -281,6 +314,9 @@ pub fn build(
                 section: Section::Roles,
                 stack: Vec::new(),
                 basedir: root.to_path_buf(),
+                blocks: Vec::new(),
+                tags: Vec::new(),
+                duplicate: false,
             };
             let entry = RoleEntry {
                 name: name.clone(),
@@ -288,6 +324,7 @@ pub fn build(
                 when: Vec::new(),
                 vars: None,
                 params: None,
+                tags: Vec::new(),
                 tasks_from: None,
                 handlers_from: None,
             };
@@ -348,8 +385,8 @@ pub fn build(
 
 fn project_name(root: &Path, loader: &Loader) -> String {
     let galaxy = root.join("galaxy.yml");
-    if galaxy.is_file() {
-        if let Some(n) = loader
+    if galaxy.is_file()
+        && let Some(n) = loader
             .yaml(&galaxy)
             .doc()
             .and_then(|d| d.get("name"))
@@ -357,7 +394,6 @@ fn project_name(root: &Path, loader: &Loader) -> String {
         {
             return n;
         }
-    }
     root.canonicalize()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -482,6 +518,7 @@ fn role_entry(node: &Node, origin: Origin) -> Option<RoleEntry> {
             when: Vec::new(),
             vars: None,
             params: None,
+            tags: Vec::new(),
             tasks_from: None,
             handlers_from: None,
         }),
@@ -496,6 +533,7 @@ fn role_entry(node: &Node, origin: Origin) -> Option<RoleEntry> {
                     .unwrap_or_default(),
                 vars: node.get("vars").cloned(),
                 params: keyword_node(node, ROLE_ENTRY_KEYWORDS),
+                tags: task::string_list(node.get("tags")),
                 tasks_from: node.get("tasks_from").and_then(Node::scalar_text),
                 handlers_from: node.get("handlers_from").and_then(Node::scalar_text),
             })
@@ -700,14 +738,13 @@ impl Builder<'_> {
             handlers: Vec::new(),
             ran: HashSet::new(),
         };
-        if let Some(v) = node.get("vars") {
-            if v.as_map().is_some() {
+        if let Some(v) = node.get("vars")
+            && v.as_map().is_some() {
                 state.layers.push(Arc::new(VarLayer {
                     kind: LayerKind::PlayVars,
                     node: v.clone(),
                 }));
             }
-        }
         if let Some(vf) = node.get("vars_files") {
             let list: Vec<&Node> = match &vf.value {
                 Value::Seq(items) => items.iter().collect(),
@@ -753,6 +790,9 @@ impl Builder<'_> {
             section: Section::PreTasks,
             stack: stack.to_vec(),
             basedir: basedir.to_path_buf(),
+            blocks: Vec::new(),
+            tags: task::string_list(node.get("tags")),
+            duplicate: false,
         };
         let sections = [
             ("pre_tasks", Section::PreTasks),
@@ -828,9 +868,16 @@ impl Builder<'_> {
                             node: v,
                         }));
                     }
-                    self.expand_items(&block.block, &inner, state);
-                    self.expand_items(&block.rescue, &inner, state);
-                    self.expand_items(&block.always, &inner, state);
+                    inner.tags.extend(block.tags.iter().cloned());
+                    for (part, list) in [
+                        (BlockPart::Block, &block.block),
+                        (BlockPart::Rescue, &block.rescue),
+                        (BlockPart::Always, &block.always),
+                    ] {
+                        let mut c = inner.clone();
+                        c.blocks.push(part);
+                        self.expand_items(list, &c, state);
+                    }
                 }
                 Ok(Item::Task(t)) => self.task(*t, ctx, state),
             }
@@ -863,6 +910,9 @@ impl Builder<'_> {
             return;
         }
         let mut inner = ctx.clone();
+        if inc.kind.is_static() {
+            inner.tags.extend(t.tags.iter().cloned());
+        }
         inner.conditions.extend(t.when.iter().cloned().map(|mut c| {
             c.origin = if inc.kind.is_static() {
                 Origin::Import
@@ -917,6 +967,8 @@ impl Builder<'_> {
     ) -> TaskInstance {
         let mut conditions = ctx.conditions.clone();
         conditions.extend(task.when.iter().cloned());
+        let mut tags = ctx.tags.clone();
+        tags.extend(task.tags.iter().cloned());
         TaskInstance {
             task,
             roles: ctx.roles.clone(),
@@ -924,7 +976,11 @@ impl Builder<'_> {
             conditions,
             scopes,
             dynamic: ctx.dynamic,
+            role_path: ctx.role_path.clone(),
             include_resolved: include,
+            blocks: ctx.blocks.clone(),
+            tags,
+            duplicate: ctx.duplicate,
         }
     }
 
@@ -1109,6 +1165,7 @@ impl Builder<'_> {
             when: Vec::new(),
             vars: None,
             params,
+            tags: Vec::new(),
             tasks_from: inc.tasks_from.clone(),
             handlers_from: inc.handlers_from.clone(),
         };
@@ -1273,7 +1330,13 @@ impl Builder<'_> {
     fn role_vars_dir(&mut self, dir: &Path, kind: LayerKind) -> Vec<Arc<VarLayer>> {
         let mut files = Vec::new();
         let main_dir = dir.join("main");
-        if main_dir.is_dir() {
+        // A main.yml file wins over a main/ directory beside it (as in Ansible).
+        let main_file = yaml_candidates(dir, "main")
+            .into_iter()
+            .find(|p| p.is_file());
+        if let Some(f) = main_file {
+            files.push(f);
+        } else if main_dir.is_dir() {
             let mut found: Vec<PathBuf> = walkdir::WalkDir::new(&main_dir)
                 .follow_links(true)
                 .sort_by_file_name()
@@ -1346,9 +1409,7 @@ impl Builder<'_> {
             entry.tasks_from.as_deref().unwrap_or("main"),
             params_key
         );
-        if !role.allow_duplicates && !ctx.dynamic && state.ran.contains(&run_key) {
-            return;
-        }
+        let duplicate = !role.allow_duplicates && !ctx.dynamic && state.ran.contains(&run_key);
         state.ran.insert(run_key);
         // Role defaults and vars are visible play-wide (Ansible's default).
         for l in role.defaults.iter().chain(&role.vars) {
@@ -1357,8 +1418,10 @@ impl Builder<'_> {
             }
         }
         let mut inner = ctx.clone();
+        inner.duplicate |= duplicate;
         inner.stack.push(key);
         inner.conditions.extend(entry.when.iter().cloned());
+        inner.tags.extend(entry.tags.iter().cloned());
         inner.role_path = Some(path.to_path_buf());
         if let Some(p) = &entry.params {
             inner.scopes.push(Arc::new(VarLayer {

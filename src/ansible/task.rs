@@ -192,7 +192,7 @@ impl Task {
 /// A task list item: a block or a task.
 #[derive(Debug)]
 pub enum Item {
-    Block(Block),
+    Block(Box<Block>),
     Task(Box<Task>),
 }
 
@@ -227,7 +227,9 @@ pub fn conditions(node: &Node, origin: Origin) -> Vec<Condition> {
     }
 }
 
-fn string_list(node: Option<&Node>) -> Vec<String> {
+/// A list of strings from a string (comma-separated), a list, or nothing.
+#[must_use]
+pub fn string_list(node: Option<&Node>) -> Vec<String> {
     match node {
         None => Vec::new(),
         Some(n) => match &n.value {
@@ -264,7 +266,7 @@ pub fn read_item(node: &Node, diags: &mut Vec<Diagnostic>) -> Result<Item, Box<D
                 .map(<[Node]>::to_vec)
                 .unwrap_or_default()
         };
-        return Ok(Item::Block(Block {
+        return Ok(Item::Block(Box::new(Block {
             name: node.get("name").and_then(Node::scalar_text),
             span: node.span,
             when: node
@@ -276,7 +278,7 @@ pub fn read_item(node: &Node, diags: &mut Vec<Diagnostic>) -> Result<Item, Box<D
             block: list("block"),
             rescue: list("rescue"),
             always: list("always"),
-        }));
+        })));
     }
     read_task(node, map, diags).map(|t| Item::Task(Box::new(t)))
 }

@@ -1,3 +1,4 @@
 //! Emitters: turn analysis results into text. One file per view.
 
 pub mod tasks;
+pub mod who_fixes;

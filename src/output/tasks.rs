@@ -33,6 +33,9 @@ struct JsonTask {
     roles: Vec<String>,
     section: crate::ansible::project::Section,
     dynamic: bool,
+    duplicate: bool,
+    blocks: Vec<crate::ansible::project::BlockPart>,
+    tags: Vec<String>,
     include: Option<JsonInclude>,
     when: Vec<JsonCondition>,
 }
@@ -82,6 +85,9 @@ fn task(sources: &SourceMap, t: &TaskInstance) -> JsonTask {
         roles: t.roles.clone(),
         section: t.section,
         dynamic: t.dynamic,
+        duplicate: t.duplicate,
+        blocks: t.blocks.clone(),
+        tags: t.tags.clone(),
         include: t
             .task
             .include

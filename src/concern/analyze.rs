@@ -1,0 +1,841 @@
+//! Who fixes each concern: matching reachable tasks against the catalog's
+//! patterns, evaluating their condition chains, and combining parts into a
+//! verdict with evidence.
+//!
+//! Reads the model and the catalog; never names a file, role or tool of a
+//! particular project (the automation's name comes from the project).
+
+use super::catalog::{ArgMatch, Concern, Pattern};
+use crate::ansible::project::{Play, Project, TaskInstance};
+use crate::jinja::{self, Tri, UnknownWhy};
+use crate::source::SourceMap;
+use crate::vars::{ExtraVars, LookupOwned, PlayVars, TaskVars};
+use crate::yaml::Node;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// How far a part (or a concern) is taken care of, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// A reachable task fixes it with the default variables.
+    Fixed,
+    /// Fixed, but the task's conditions depend on facts or results known only at run time.
+    FixedWhenRuntime,
+    /// A task exists but is off by default or needs a variable the operator must set.
+    Conditional,
+    /// The automation only checks it; the operator fixes it.
+    CheckedOnly,
+    /// Nothing in the automation addresses it.
+    Operator,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Overall {
+    Fixed,
+    FixedWhenRuntime,
+    Conditional,
+    Partial,
+    CheckedOnly,
+    Operator,
+    Fact,
+}
+
+impl Overall {
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Overall::Fixed => "fixed",
+            Overall::FixedWhenRuntime => "fixed (run-time conditions)",
+            Overall::Conditional => "conditional",
+            Overall::Partial => "partial",
+            Overall::CheckedOnly => "checked only",
+            Overall::Operator => "operator",
+            Overall::Fact => "fact",
+        }
+    }
+}
+
+/// One variable in a condition, with where its value came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct VarEvidence {
+    pub name: String,
+    /// The rendered value, or why it is unknown.
+    pub value: String,
+    pub known: bool,
+    pub source: Option<String>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    /// Lower-precedence definitions this one overrides, as `file:line`.
+    pub overrides: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CondEvidence {
+    pub expr: String,
+    pub file: String,
+    pub line: u32,
+    pub origin: crate::ansible::task::Origin,
+    /// `true`, `false` or `unknown`.
+    pub result: &'static str,
+    pub depends_on: Vec<String>,
+    pub vars: Vec<VarEvidence>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskEvidence {
+    pub part: String,
+    /// `fix` or `check`.
+    pub role: &'static str,
+    pub status: Status,
+    pub file: String,
+    pub line: u32,
+    pub task: String,
+    pub module: String,
+    pub roles: Vec<String>,
+    pub entry: String,
+    pub hosts: String,
+    pub item: Option<String>,
+    /// Variables that keep this task off (for conditional evidence).
+    #[serde(skip)]
+    pub turn_on: Vec<String>,
+    /// Run-time names this task's conditions depend on.
+    #[serde(skip)]
+    pub runtime: Vec<String>,
+    /// The part whose persisted values this task applies (`sysctl --system`).
+    #[serde(skip)]
+    pub requires: Option<String>,
+    /// Files the task writes (rendered paths).
+    pub writes: Vec<String>,
+    pub conditions: Vec<CondEvidence>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PartVerdict {
+    pub name: String,
+    pub status: Status,
+    /// Variables that turn a conditional fix on.
+    pub turn_on: Vec<String>,
+    /// Run-time names (facts, registered results) the fix depends on.
+    pub runtime: Vec<String>,
+    pub evidence: Vec<TaskEvidence>,
+}
+
+/// The value of a fact concern (e.g. the sysctl file) with its provenance.
+#[derive(Debug, Clone, Serialize)]
+pub struct FactVerdict {
+    pub value: String,
+    /// The variable the value came from, when templated.
+    pub variable: Option<String>,
+    pub definitions: Vec<VarEvidence>,
+    /// Why the winner wins.
+    pub winner_reason: Option<String>,
+    /// Tasks that change it at run time (`set_fact`), as `file:line`.
+    pub runtime_changes: Vec<String>,
+    /// Where the value is used, as `file:line`.
+    pub used_at: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    pub id: String,
+    pub title: String,
+    pub overall: Overall,
+    /// Who fixes it: the automation's name, `conditional`, `checked`,
+    /// `operator`, `partial`, or the fact's value.
+    pub who: String,
+    pub preflight: Option<String>,
+    pub applies_to: Vec<String>,
+    pub missing_parts: Vec<String>,
+    /// Host patterns of the plays whose tasks fix it.
+    pub hosts: Vec<String>,
+    pub parts: Vec<PartVerdict>,
+    pub fact: Option<FactVerdict>,
+}
+
+/// A reachable task with what it needs for evaluation.
+struct Reach<'a> {
+    entry: &'a str,
+    play: &'a Play,
+    play_vars: usize,
+    inst: &'a TaskInstance,
+}
+
+fn bool_canon(s: &str) -> String {
+    match s {
+        "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "true" | "True" | "TRUE" => "true".into(),
+        "no" | "No" | "NO" | "off" | "Off" | "OFF" | "false" | "False" | "FALSE" => "false".into(),
+        other => other.to_string(),
+    }
+}
+
+fn json_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// An argument's text after rendering (the template as written when unknown).
+fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
+    match tv.value(node) {
+        LookupOwned::Value(v) => json_text(&v),
+        _ => node
+            .scalar_text()
+            .unwrap_or_else(|| node.to_json().to_string()),
+    }
+}
+
+fn command_text(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<String> {
+    let t = &inst.task;
+    if let Some(n) = t.arg("_raw_params").or_else(|| t.arg("cmd")) {
+        return Some(arg_text(tv, n));
+    }
+    if let Some(argv) = t.arg("argv").and_then(Node::as_seq) {
+        return Some(
+            argv.iter()
+                .map(|n| arg_text(tv, n))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    None
+}
+
+fn read_role_file(inst: &TaskInstance, sub: &str, src: &str) -> Option<String> {
+    let mut candidates = Vec::new();
+    if let Some(r) = &inst.role_path {
+        candidates.push(r.join(sub).join(src));
+        candidates.push(r.join(src));
+    }
+    let task_file_dir = Path::new(src);
+    if task_file_dir.is_absolute() {
+        candidates.push(task_file_dir.to_path_buf());
+    }
+    candidates
+        .into_iter()
+        .find(|p| p.is_file())
+        .and_then(|p| std::fs::read(p).ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// Files a task writes, with the content it puts there (as far as known).
+fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<(String, String)> {
+    let t = &inst.task;
+    let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
+    let path = || {
+        text("path")
+            .or_else(|| text("dest"))
+            .or_else(|| text("name"))
+    };
+    let short = t.module.rsplit('.').next().unwrap_or("");
+    match (t.module.as_str(), short) {
+        (_, "copy") => {
+            let Some(dest) = text("dest") else {
+                return Vec::new();
+            };
+            let content = text("content")
+                .or_else(|| text("src").and_then(|s| read_role_file(inst, "files", &s)))
+                .unwrap_or_default();
+            vec![(dest, content)]
+        }
+        (_, "template") => {
+            let Some(dest) = text("dest") else {
+                return Vec::new();
+            };
+            let raw = text("src")
+                .and_then(|s| read_role_file(inst, "templates", &s))
+                .unwrap_or_default();
+            // The rendered template when its variables are known; else the
+            // source, whose literal lines still count.
+            let content = match jinja::render(&raw, tv) {
+                jinja::Rendered::Value(serde_json::Value::String(s)) => format!("{s}\n{raw}"),
+                _ => raw,
+            };
+            vec![(dest, content)]
+        }
+        ("ansible.builtin.lineinfile", _) => path()
+            .map(|p| (p, text("line").unwrap_or_default()))
+            .into_iter()
+            .collect(),
+        ("ansible.builtin.blockinfile", _) => path()
+            .map(|p| (p, text("block").unwrap_or_default()))
+            .into_iter()
+            .collect(),
+        ("ansible.builtin.replace", _) => path()
+            .map(|p| (p, text("replace").unwrap_or_default()))
+            .into_iter()
+            .collect(),
+        ("community.general.ini_file" | "ansible.builtin.ini_file", _) => path()
+            .map(|p| {
+                let line = format!(
+                    "{} = {}",
+                    text("option").unwrap_or_default(),
+                    text("value").unwrap_or_default()
+                );
+                (p, line)
+            })
+            .into_iter()
+            .collect(),
+        ("community.general.modprobe", _) => {
+            if text("persistent").as_deref() == Some("present") {
+                let name = text("name").unwrap_or_default();
+                vec![(format!("/etc/modules-load.d/{name}.conf"), name)]
+            } else {
+                Vec::new()
+            }
+        }
+        ("ansible.posix.sysctl", _) => {
+            if text("state").as_deref() == Some("absent") {
+                return Vec::new();
+            }
+            let file = text("sysctl_file").unwrap_or_else(|| "/etc/sysctl.conf".into());
+            vec![(
+                file,
+                format!(
+                    "{} = {}",
+                    text("name").unwrap_or_default(),
+                    text("value").unwrap_or_default()
+                ),
+            )]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn pattern_matches(p: &Pattern, inst: &TaskInstance, tv: &TaskVars<'_>) -> bool {
+    let t = &inst.task;
+    if !p.modules.is_empty() && !p.modules.iter().any(|m| *m == t.module) {
+        return false;
+    }
+    for (key, m) in &p.args {
+        let value = t.arg(key).map(|n| bool_canon(&arg_text(tv, n)));
+        let ok = match m {
+            ArgMatch::OneOf(allowed) => allowed.iter().any(|a| match (a, &value) {
+                (None, None) => true,
+                (Some(a), Some(v)) => bool_canon(a) == *v,
+                _ => false,
+            }),
+            ArgMatch::Regex(r) => value.as_deref().is_some_and(|v| r.is_match(v)),
+            ArgMatch::Not(vals) => value
+                .as_deref()
+                .is_none_or(|v| !vals.iter().any(|x| bool_canon(x) == v)),
+        };
+        if !ok {
+            return false;
+        }
+    }
+    if let Some(r) = &p.command {
+        match command_text(inst, tv) {
+            Some(c) if r.is_match(&c) => {}
+            _ => return false,
+        }
+    }
+    if let Some((path_re, content_re)) = &p.writes {
+        let ok = writes(inst, tv).iter().any(|(path, content)| {
+            path_re.is_match(path) && content_re.as_ref().is_none_or(|c| c.is_match(content))
+        });
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+fn var_evidence(sources: &SourceMap, tv: &TaskVars<'_>, name: &str) -> VarEvidence {
+    let r = tv.resolve(name);
+    let (value, known) = match &r.lookup {
+        LookupOwned::Value(v) => (json_text(v), true),
+        LookupOwned::Unknown(why) => (format!("unknown ({})", why_label(why)), false),
+        LookupOwned::Missing => ("undefined".into(), false),
+    };
+    let all = tv.all_definitions(name);
+    let winner = r.winner.as_ref();
+    let overrides = all
+        .iter()
+        .filter(|d| winner.is_none_or(|w| w.span != d.span))
+        .map(|d| format!("{}:{}", sources.display(d.span.file), d.span.line))
+        .collect();
+    VarEvidence {
+        name: name.to_string(),
+        value,
+        known,
+        source: winner.map(|w| w.source.clone()),
+        file: winner.map(|w| sources.display(w.span.file)),
+        line: winner.map(|w| w.span.line),
+        overrides,
+    }
+}
+
+fn why_label(w: &UnknownWhy) -> &'static str {
+    match w {
+        UnknownWhy::Fact => "host fact",
+        UnknownWhy::Registered => "registered result",
+        UnknownWhy::RuntimeFact => "set_fact at run time",
+        UnknownWhy::Unset => "not set",
+        UnknownWhy::Vault => "vault-encrypted",
+        UnknownWhy::Lookup => "lookup at run time",
+        UnknownWhy::TooComplex => "not evaluated statically",
+        UnknownWhy::Cycle => "refers to itself",
+    }
+}
+
+/// Evaluates a task's condition chain: its status and the evidence.
+fn eval_conditions(
+    sources: &SourceMap,
+    inst: &TaskInstance,
+    tv: &TaskVars<'_>,
+) -> (Status, Vec<CondEvidence>, Vec<String>, Vec<String>) {
+    let mut evidence = Vec::new();
+    let mut any_false = false;
+    let mut turn_on = BTreeSet::new();
+    let mut runtime = BTreeSet::new();
+    let mut needs_operator = false;
+    for c in &inst.conditions {
+        let result = jinja::eval_condition(&c.expr, tv);
+        let names = jinja::referenced_variables(&c.expr);
+        let (label, depends) = match &result {
+            Tri::True => ("true", Vec::new()),
+            Tri::False => {
+                any_false = true;
+                for n in &names {
+                    turn_on.insert(n.clone());
+                }
+                ("false", Vec::new())
+            }
+            Tri::Unknown(us) => {
+                for u in us {
+                    match u.why {
+                        UnknownWhy::Fact
+                        | UnknownWhy::Registered
+                        | UnknownWhy::RuntimeFact
+                        | UnknownWhy::Lookup => {
+                            runtime.insert(u.var.clone());
+                        }
+                        _ => {
+                            needs_operator = true;
+                            turn_on.insert(u.var.clone());
+                        }
+                    }
+                }
+                (
+                    "unknown",
+                    us.iter()
+                        .map(|u| format!("{} ({})", u.var, why_label(&u.why)))
+                        .collect(),
+                )
+            }
+        };
+        evidence.push(CondEvidence {
+            expr: c.expr.clone(),
+            file: sources.display(c.span.file),
+            line: c.span.line,
+            origin: c.origin,
+            result: label,
+            depends_on: depends,
+            vars: names.iter().map(|n| var_evidence(sources, tv, n)).collect(),
+        });
+    }
+    let status = if any_false || needs_operator {
+        Status::Conditional
+    } else if !runtime.is_empty() {
+        Status::FixedWhenRuntime
+    } else {
+        Status::Fixed
+    };
+    (
+        status,
+        evidence,
+        turn_on.into_iter().collect(),
+        runtime.into_iter().collect(),
+    )
+}
+
+/// The loop items of a task when they are known statically.
+fn loop_items(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<Vec<serde_json::Value>> {
+    let node = inst.task.loop_items.as_ref()?;
+    match tv.value(node) {
+        LookupOwned::Value(serde_json::Value::Array(items)) => Some(items),
+        LookupOwned::Value(v @ serde_json::Value::String(_)) => Some(vec![v]),
+        _ => None,
+    }
+}
+
+/// Computes every concern's verdict.
+#[must_use]
+pub fn analyze(
+    project: &Project,
+    sources: &SourceMap,
+    catalog: &[Concern],
+    extra: &ExtraVars,
+    inventory: Option<&crate::ansible::inventory::Inventory>,
+) -> Vec<Verdict> {
+    let plays: Vec<(&str, &Play)> = project
+        .entries
+        .iter()
+        .flat_map(|e| e.plays.iter().map(move |p| (e.name.as_str(), p)))
+        .collect();
+    let play_vars: Vec<PlayVars> = plays
+        .iter()
+        .map(|(_, p)| PlayVars::new(p, extra, inventory))
+        .collect();
+    let reach: Vec<Reach<'_>> = plays
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (entry, play))| {
+            play.tasks
+                .iter()
+                .chain(&play.handlers)
+                .map(move |inst| Reach {
+                    entry,
+                    play,
+                    play_vars: i,
+                    inst,
+                })
+        })
+        .collect();
+    let mut verdicts: Vec<Verdict> = catalog
+        .iter()
+        .filter(|c| c.fact.is_none())
+        .map(|c| concern_verdict(project, sources, c, &reach, &play_vars))
+        .collect();
+    for c in catalog.iter().filter(|c| c.fact.is_some()) {
+        verdicts.push(fact_verdict(
+            project, sources, c, &verdicts, &reach, &play_vars,
+        ));
+    }
+    verdicts.sort_by(|a, b| a.id.cmp(&b.id));
+    verdicts
+}
+
+fn concern_verdict(
+    project: &Project,
+    sources: &SourceMap,
+    c: &Concern,
+    reach: &[Reach<'_>],
+    play_vars: &[PlayVars],
+) -> Verdict {
+    let mut parts = Vec::new();
+    for part in &c.parts {
+        let mut evidence = Vec::new();
+        for (role, patterns) in [("fix", &part.fix), ("check", &part.check)] {
+            if patterns.is_empty() {
+                continue;
+            }
+            for r in reach {
+                let module = r.inst.task.module.as_str();
+                if !patterns
+                    .iter()
+                    .any(|p| p.modules.is_empty() || p.modules.iter().any(|m| m == module))
+                {
+                    continue;
+                }
+                let base = TaskVars::new(&play_vars[r.play_vars], Some(r.inst));
+                let iterations: Vec<(Option<serde_json::Value>, TaskVars<'_>)> =
+                    match loop_items(r.inst, &base) {
+                        Some(items) if !items.is_empty() => items
+                            .into_iter()
+                            .map(|it| {
+                                (
+                                    Some(it.clone()),
+                                    TaskVars::new(&play_vars[r.play_vars], Some(r.inst))
+                                        .with_item(it),
+                                )
+                            })
+                            .collect(),
+                        _ => vec![(None, base)],
+                    };
+                for (item, tv) in iterations {
+                    let Some(pat) = patterns.iter().find(|p| pattern_matches(p, r.inst, &tv))
+                    else {
+                        continue;
+                    };
+                    let (mut status, conds, on, rt) = eval_conditions(sources, r.inst, &tv);
+                    if role == "check" {
+                        status = Status::CheckedOnly;
+                    }
+                    evidence.push(TaskEvidence {
+                        part: part.name.clone(),
+                        role,
+                        status,
+                        file: sources.display(r.inst.task.span.file),
+                        line: r.inst.task.span.line,
+                        task: r.inst.task.display_name().to_string(),
+                        module: r.inst.task.module.clone(),
+                        roles: r.inst.roles.clone(),
+                        entry: r.entry.to_string(),
+                        hosts: r.play.hosts.clone(),
+                        item: item.as_ref().map(json_text),
+                        turn_on: on,
+                        runtime: rt,
+                        requires: pat.requires.clone(),
+                        writes: writes(r.inst, &tv).into_iter().map(|(p, _)| p).collect(),
+                        conditions: conds,
+                    });
+                    break;
+                }
+            }
+        }
+        evidence.sort_by(|a, b| {
+            (a.status, &a.file, a.line, &a.entry).cmp(&(b.status, &b.file, b.line, &b.entry))
+        });
+        evidence.dedup_by(|a, b| {
+            a.file == b.file && a.line == b.line && a.status == b.status && a.item == b.item
+        });
+        let status = evidence.first().map_or(Status::Operator, |e| e.status);
+        let (turn_on, runtime) = summarize(&evidence, status);
+        parts.push(PartVerdict {
+            name: part.name.clone(),
+            status,
+            turn_on,
+            runtime,
+            evidence,
+        });
+    }
+    apply_requirements(&mut parts);
+    let fixed = |s: Status| {
+        matches!(
+            s,
+            Status::Fixed | Status::FixedWhenRuntime | Status::Conditional
+        )
+    };
+    let n_fixed = parts.iter().filter(|p| fixed(p.status)).count();
+    let missing_parts: Vec<String> = parts
+        .iter()
+        .filter(|p| !fixed(p.status))
+        .map(|p| p.name.clone())
+        .collect();
+    let weakest = parts
+        .iter()
+        .map(|p| p.status)
+        .max()
+        .unwrap_or(Status::Operator);
+    let overall = if n_fixed == parts.len() && !parts.is_empty() {
+        match weakest {
+            Status::Fixed => Overall::Fixed,
+            Status::FixedWhenRuntime => Overall::FixedWhenRuntime,
+            _ => Overall::Conditional,
+        }
+    } else if n_fixed > 0 {
+        Overall::Partial
+    } else if parts.iter().any(|p| p.status == Status::CheckedOnly) {
+        Overall::CheckedOnly
+    } else {
+        Overall::Operator
+    };
+    let who = match overall {
+        Overall::Fixed | Overall::FixedWhenRuntime => project.name.clone(),
+        Overall::Conditional => "conditional".into(),
+        Overall::Partial => "partial".into(),
+        Overall::CheckedOnly => "checked".into(),
+        Overall::Operator | Overall::Fact => "operator".into(),
+    };
+    let hosts: BTreeSet<String> = parts
+        .iter()
+        .flat_map(|p| {
+            p.evidence
+                .iter()
+                .filter(|e| e.status == p.status && e.role == "fix")
+        })
+        .map(|e| e.hosts.clone())
+        .collect();
+    Verdict {
+        id: c.id.clone(),
+        title: c.title.clone(),
+        overall,
+        who,
+        preflight: c.preflight.clone(),
+        applies_to: c.applies_to.clone(),
+        missing_parts: if overall == Overall::Partial {
+            missing_parts
+        } else {
+            Vec::new()
+        },
+        hosts: hosts.into_iter().collect(),
+        parts,
+        fact: None,
+    }
+}
+
+/// The variables behind the strongest evidence of a part.
+fn summarize(evidence: &[TaskEvidence], status: Status) -> (Vec<String>, Vec<String>) {
+    let mut turn_on = BTreeSet::new();
+    let mut runtime = BTreeSet::new();
+    for e in evidence.iter().filter(|e| e.status == status) {
+        if status == Status::Conditional {
+            turn_on.extend(e.turn_on.iter().cloned());
+        }
+        if matches!(status, Status::Conditional | Status::FixedWhenRuntime) {
+            runtime.extend(e.runtime.iter().cloned());
+        }
+    }
+    (turn_on.into_iter().collect(), runtime.into_iter().collect())
+}
+
+/// Evidence that only applies what another part persisted (`sysctl
+/// --system`) is no stronger than that part, and nothing without it.
+fn apply_requirements(parts: &mut [PartVerdict]) {
+    let statuses: Vec<(String, Status)> =
+        parts.iter().map(|p| (p.name.clone(), p.status)).collect();
+    for p in parts.iter_mut() {
+        let mut changed = false;
+        p.evidence.retain_mut(|e| {
+            let Some(req) = &e.requires else { return true };
+            let Some((_, st)) = statuses.iter().find(|(n, _)| n == req) else {
+                return true;
+            };
+            changed = true;
+            if *st == Status::Operator || *st == Status::CheckedOnly {
+                return false;
+            }
+            e.status = e.status.max(*st);
+            true
+        });
+        if changed {
+            p.evidence.sort_by(|a, b| {
+                (a.status, &a.file, a.line, &a.entry).cmp(&(b.status, &b.file, b.line, &b.entry))
+            });
+            p.status = p.evidence.first().map_or(Status::Operator, |e| e.status);
+            let (t, r) = summarize(&p.evidence, p.status);
+            p.turn_on = t;
+            p.runtime = r;
+        }
+    }
+}
+
+/// A fact concern: the value of an argument used by other concerns' fixes.
+fn fact_verdict(
+    project: &Project,
+    sources: &SourceMap,
+    c: &Concern,
+    verdicts: &[Verdict],
+    reach: &[Reach<'_>],
+    play_vars: &[PlayVars],
+) -> Verdict {
+    let Some(fact) = &c.fact else {
+        unreachable!("fact_verdict is called for fact concerns only")
+    };
+    // The files the named concerns' fixing tasks write, in catalog order,
+    // strongest fix first.
+    let mut sites: Vec<(usize, Status, String, u32, String)> = Vec::new();
+    for (rank, id) in fact.from_concerns.iter().enumerate() {
+        for v in verdicts.iter().filter(|v| &v.id == id) {
+            for e in v
+                .parts
+                .iter()
+                .flat_map(|p| &p.evidence)
+                .filter(|e| e.role == "fix")
+            {
+                for w in &e.writes {
+                    sites.push((rank, e.status, e.file.clone(), e.line, w.clone()));
+                }
+            }
+        }
+    }
+    sites.sort();
+    sites.dedup();
+    let mut value = fact.default.clone();
+    let mut variable = None;
+    let mut definitions = Vec::new();
+    let mut winner_reason = None;
+    let mut runtime_changes = Vec::new();
+    let mut used_at: Vec<String> = sites
+        .iter()
+        .map(|(_, _, f, l, _)| format!("{f}:{l}"))
+        .collect();
+    used_at.dedup();
+    if let Some((_, _, file, line, path)) = sites.first() {
+        value.clone_from(path);
+        let site = reach.iter().find(|r| {
+            sources.display(r.inst.task.span.file) == *file && r.inst.task.span.line == *line
+        });
+        if let Some(r) = site.filter(|r| fact.modules.contains(&r.inst.task.module)) {
+            let tv = TaskVars::new(&play_vars[r.play_vars], Some(r.inst));
+            if let Some(arg) = r.inst.task.arg(&fact.arg) {
+                let raw = arg.scalar_text().unwrap_or_default();
+                let names = jinja::referenced_variables(&raw);
+                if let Some(name) = names.first() {
+                    variable = Some(name.clone());
+                    let ev = var_evidence(sources, &tv, name);
+                    for d in tv.all_definitions(name) {
+                        definitions.push(VarEvidence {
+                            name: name.clone(),
+                            value: d.value.scalar_text().unwrap_or_default(),
+                            known: true,
+                            source: Some(d.source.clone()),
+                            file: Some(sources.display(d.span.file)),
+                            line: Some(d.span.line),
+                            overrides: Vec::new(),
+                        });
+                    }
+                    // Definitions elsewhere in the tree (roles of other plays).
+                    let mut roles: Vec<_> = project.roles.values().collect();
+                    roles.sort_by(|a, b| a.path.cmp(&b.path));
+                    for role in roles {
+                        for layer in role.defaults.iter().chain(&role.vars) {
+                            if let Some((k, v)) = layer.node.get_entry(name) {
+                                let file = sources.display(k.span.file);
+                                if definitions.iter().any(|d| {
+                                    d.file.as_deref() == Some(file.as_str())
+                                        && d.line == Some(k.span.line)
+                                }) {
+                                    continue;
+                                }
+                                definitions.push(VarEvidence {
+                                    name: name.clone(),
+                                    value: v.scalar_text().unwrap_or_default(),
+                                    known: true,
+                                    source: Some(format!(
+                                        "{} (not visible to this task)",
+                                        crate::vars::label(&layer.kind)
+                                    )),
+                                    file: Some(file),
+                                    line: Some(k.span.line),
+                                    overrides: Vec::new(),
+                                });
+                            }
+                        }
+                    }
+                    winner_reason = ev.source.as_ref().map(|s| {
+                        format!(
+                            "{s} at {}:{} wins over the other {} definition(s): highest precedence, and the last loaded among equals",
+                            ev.file.clone().unwrap_or_default(),
+                            ev.line.unwrap_or(0),
+                            definitions.len().saturating_sub(1)
+                        )
+                    });
+                    if let Some(spans) = play_vars[r.play_vars].set_facts.get(name) {
+                        runtime_changes = spans
+                            .iter()
+                            .map(|(s, _)| format!("{}:{}", sources.display(s.file), s.line))
+                            .collect();
+                        runtime_changes.sort();
+                        runtime_changes.dedup();
+                    }
+                }
+            }
+        }
+    }
+    Verdict {
+        id: c.id.clone(),
+        title: c.title.clone(),
+        overall: Overall::Fact,
+        who: value.clone(),
+        preflight: None,
+        applies_to: c.applies_to.clone(),
+        missing_parts: Vec::new(),
+        hosts: Vec::new(),
+        parts: Vec::new(),
+        fact: Some(FactVerdict {
+            value,
+            variable,
+            definitions,
+            winner_reason,
+            runtime_changes,
+            used_at,
+        }),
+    }
+}

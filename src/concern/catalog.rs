@@ -1,0 +1,619 @@
+//! The concern catalog: what a node needs and which tasks fix or check it.
+//!
+//! Concern files (`rules/concerns/*.yml`, embedded; plus `--rules DIR`) are
+//! read with serde into raw types, then validated into [`Concern`]s; every
+//! problem found is reported with the file and line. Matching tasks against
+//! patterns happens in `concern::analyze`, not here.
+
+use crate::yaml;
+use regex::Regex;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The built-in concern files, embedded at build time.
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "rules/concerns/swap.yml",
+        include_str!("../../rules/concerns/swap.yml"),
+    ),
+    (
+        "rules/concerns/overlay.yml",
+        include_str!("../../rules/concerns/overlay.yml"),
+    ),
+    (
+        "rules/concerns/br_netfilter.yml",
+        include_str!("../../rules/concerns/br_netfilter.yml"),
+    ),
+    (
+        "rules/concerns/ip_forward.yml",
+        include_str!("../../rules/concerns/ip_forward.yml"),
+    ),
+    (
+        "rules/concerns/bridge_nf_call_iptables.yml",
+        include_str!("../../rules/concerns/bridge_nf_call_iptables.yml"),
+    ),
+    (
+        "rules/concerns/bridge_nf_call_ip6tables.yml",
+        include_str!("../../rules/concerns/bridge_nf_call_ip6tables.yml"),
+    ),
+    (
+        "rules/concerns/ipv6_forwarding.yml",
+        include_str!("../../rules/concerns/ipv6_forwarding.yml"),
+    ),
+    (
+        "rules/concerns/port_6443.yml",
+        include_str!("../../rules/concerns/port_6443.yml"),
+    ),
+    (
+        "rules/concerns/port_2379.yml",
+        include_str!("../../rules/concerns/port_2379.yml"),
+    ),
+    (
+        "rules/concerns/port_2380.yml",
+        include_str!("../../rules/concerns/port_2380.yml"),
+    ),
+    (
+        "rules/concerns/port_10250.yml",
+        include_str!("../../rules/concerns/port_10250.yml"),
+    ),
+    (
+        "rules/concerns/port_10256.yml",
+        include_str!("../../rules/concerns/port_10256.yml"),
+    ),
+    (
+        "rules/concerns/port_10257.yml",
+        include_str!("../../rules/concerns/port_10257.yml"),
+    ),
+    (
+        "rules/concerns/port_10259.yml",
+        include_str!("../../rules/concerns/port_10259.yml"),
+    ),
+    (
+        "rules/concerns/nodeport_range.yml",
+        include_str!("../../rules/concerns/nodeport_range.yml"),
+    ),
+    (
+        "rules/concerns/firewall.yml",
+        include_str!("../../rules/concerns/firewall.yml"),
+    ),
+    (
+        "rules/concerns/container_runtime.yml",
+        include_str!("../../rules/concerns/container_runtime.yml"),
+    ),
+    (
+        "rules/concerns/cgroup_driver.yml",
+        include_str!("../../rules/concerns/cgroup_driver.yml"),
+    ),
+    (
+        "rules/concerns/resources.yml",
+        include_str!("../../rules/concerns/resources.yml"),
+    ),
+    (
+        "rules/concerns/unique_identity.yml",
+        include_str!("../../rules/concerns/unique_identity.yml"),
+    ),
+    (
+        "rules/concerns/sysctl_file.yml",
+        include_str!("../../rules/concerns/sysctl_file.yml"),
+    ),
+];
+
+// ----- raw (as written) ------------------------------------------------------
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConcern {
+    id: String,
+    title: String,
+    #[serde(default)]
+    applies_to: Vec<String>,
+    why: String,
+    reference: String,
+    #[serde(default)]
+    preflight: Option<String>,
+    #[serde(default)]
+    parts: Vec<RawPart>,
+    #[serde(default)]
+    fact: Option<RawFact>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPart {
+    name: String,
+    #[serde(default)]
+    fix: Vec<RawPattern>,
+    #[serde(default)]
+    check: Vec<RawPattern>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFact {
+    /// Concerns whose fixing tasks carry the fact in an argument.
+    from_concerns: Vec<String>,
+    /// Modules whose argument holds the fact.
+    module: OneOrMany,
+    arg: String,
+    /// The module's default when the argument is not given.
+    default: String,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPattern {
+    #[serde(default)]
+    module: Option<OneOrMany>,
+    #[serde(default)]
+    args: BTreeMap<String, serde_yaml::Value>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    writes: Option<RawWrites>,
+    /// Counts only as far as this other part is fixed (e.g. `sysctl --system`
+    /// applies what persistence wrote).
+    #[serde(default)]
+    requires: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWrites {
+    path: String,
+    #[serde(default)]
+    content: Option<String>,
+}
+
+// ----- validated -------------------------------------------------------------
+
+/// What an argument must be.
+#[derive(Debug, Clone)]
+pub enum ArgMatch {
+    /// One of these values (compared as Ansible would: `1` = `"1"`,
+    /// `true` = `yes`); `None` in the list means "not given".
+    OneOf(Vec<Option<String>>),
+    Regex(Regex),
+    Not(Vec<String>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    pub modules: Vec<String>,
+    pub args: Vec<(String, ArgMatch)>,
+    pub command: Option<Regex>,
+    pub writes: Option<(Regex, Option<Regex>)>,
+    /// Source text of the path glob, for evidence.
+    pub writes_glob: Option<String>,
+    pub requires: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub name: String,
+    pub fix: Vec<Pattern>,
+    pub check: Vec<Pattern>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Fact {
+    pub from_concerns: Vec<String>,
+    pub modules: Vec<String>,
+    pub arg: String,
+    pub default: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Concern {
+    pub id: String,
+    pub title: String,
+    pub applies_to: Vec<String>,
+    pub why: String,
+    pub reference: String,
+    pub preflight: Option<String>,
+    pub parts: Vec<Part>,
+    pub fact: Option<Fact>,
+    /// The file it came from.
+    pub source: String,
+}
+
+/// A problem in a catalog file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CatalogError {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+}
+
+impl std::fmt::Display for CatalogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
+    }
+}
+
+const HOST_ROLES: &[&str] = &["control_plane", "worker", "etcd"];
+
+/// Converts a path glob (`*`, `**`, `?`, `{a,b}`) into an anchored regex.
+#[must_use]
+pub fn glob_to_regex(glob: &str) -> Option<Regex> {
+    let mut re = String::from("^");
+    let chars: Vec<char> = glob.chars().collect();
+    let mut i = 0;
+    let mut in_alt = false;
+    while i < chars.len() {
+        match chars[i] {
+            '*' if chars.get(i + 1) == Some(&'*') => {
+                re.push_str(".*");
+                i += 1;
+            }
+            '*' => re.push_str("[^/]*"),
+            '?' => re.push_str("[^/]"),
+            '{' => {
+                re.push_str("(?:");
+                in_alt = true;
+            }
+            '}' if in_alt => {
+                re.push(')');
+                in_alt = false;
+            }
+            ',' if in_alt => re.push('|'),
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+        i += 1;
+    }
+    re.push('$');
+    Regex::new(&re).ok()
+}
+
+/// Finds the line of a key path (e.g. `["parts", "0", "fix", "1", "command"]`)
+/// in a YAML text, for pointing errors at the right place.
+fn locate(text: &str, path: &[String]) -> (u32, u32) {
+    let parsed = yaml::parse(crate::source::FileId(0), text);
+    let Some(mut node) = parsed.docs.first() else {
+        return (1, 1);
+    };
+    let mut at = (node.span.line, node.span.col);
+    for key in path {
+        let next = if let Ok(i) = key.parse::<usize>() {
+            node.as_seq().and_then(|s| s.get(i))
+        } else {
+            node.get_entry(key).map(|(k, v)| {
+                at = (k.span.line, k.span.col);
+                v
+            })
+        };
+        match next {
+            Some(n) => {
+                node = n;
+                if key.parse::<usize>().is_ok() {
+                    at = (n.span.line, n.span.col);
+                }
+            }
+            None => break,
+        }
+    }
+    at
+}
+
+fn scalar_string(v: &serde_yaml::Value) -> Option<String> {
+    match v {
+        serde_yaml::Value::String(s) => Some(s.clone()),
+        serde_yaml::Value::Bool(b) => Some(b.to_string()),
+        serde_yaml::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+struct Validator<'a> {
+    file: &'a str,
+    text: &'a str,
+    errors: Vec<CatalogError>,
+}
+
+impl Validator<'_> {
+    fn err(&mut self, path: &[&str], message: String) {
+        let path: Vec<String> = path.iter().map(|s| (*s).to_string()).collect();
+        let (line, column) = locate(self.text, &path);
+        self.errors.push(CatalogError {
+            file: self.file.to_string(),
+            line,
+            column,
+            message,
+        });
+    }
+
+    fn regex(&mut self, path: &[&str], src: &str) -> Option<Regex> {
+        match Regex::new(src) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                self.err(path, format!("invalid regular expression: {e}"));
+                None
+            }
+        }
+    }
+
+    fn pattern(&mut self, base: &[&str], raw: RawPattern) -> Option<Pattern> {
+        let modules = raw.module.map(OneOrMany::into_vec).unwrap_or_default();
+        for m in &modules {
+            if !m.contains('.') {
+                self.err(
+                    &[base, &["module"]].concat(),
+                    format!("module `{m}` must be fully qualified (e.g. ansible.builtin.{m})"),
+                );
+            }
+        }
+        let mut args = Vec::new();
+        for (k, v) in raw.args {
+            let path = [base, &["args", k.as_str()]].concat();
+            let m = match &v {
+                serde_yaml::Value::Sequence(items) => ArgMatch::OneOf(
+                    items
+                        .iter()
+                        .map(|i| if i.is_null() { None } else { scalar_string(i) })
+                        .collect(),
+                ),
+                serde_yaml::Value::Mapping(map) => {
+                    if let Some(r) = map.get("regex").and_then(scalar_string) {
+                        match self.regex(&path, &r) {
+                            Some(r) => ArgMatch::Regex(r),
+                            None => continue,
+                        }
+                    } else if let Some(n) = map.get("not") {
+                        let vals = match n {
+                            serde_yaml::Value::Sequence(s) => {
+                                s.iter().filter_map(scalar_string).collect()
+                            }
+                            other => scalar_string(other).into_iter().collect(),
+                        };
+                        ArgMatch::Not(vals)
+                    } else {
+                        self.err(
+                            &path,
+                            "an argument pattern mapping needs `regex:` or `not:`".into(),
+                        );
+                        continue;
+                    }
+                }
+                serde_yaml::Value::Null => ArgMatch::OneOf(vec![None]),
+                other => ArgMatch::OneOf(vec![scalar_string(other)]),
+            };
+            args.push((k, m));
+        }
+        let command = match raw.command {
+            Some(c) => Some(self.regex(&[base, &["command"]].concat(), &c)?),
+            None => None,
+        };
+        let (writes, writes_glob) = match raw.writes {
+            Some(w) => {
+                let Some(path_re) = glob_to_regex(&w.path) else {
+                    self.err(
+                        &[base, &["writes", "path"]].concat(),
+                        format!("invalid path glob `{}`", w.path),
+                    );
+                    return None;
+                };
+                let content = match w.content {
+                    Some(c) => Some(self.regex(&[base, &["writes", "content"]].concat(), &c)?),
+                    None => None,
+                };
+                (Some((path_re, content)), Some(w.path))
+            }
+            None => (None, None),
+        };
+        if modules.is_empty() && command.is_none() && writes.is_none() {
+            self.err(
+                base,
+                "a pattern needs at least one of `module`, `command`, `writes`".into(),
+            );
+            return None;
+        }
+        Some(Pattern {
+            modules,
+            args,
+            command,
+            writes,
+            writes_glob,
+            requires: raw.requires,
+        })
+    }
+}
+
+/// Parses and validates one concern file.
+///
+/// # Errors
+/// Every problem found, each with file and line.
+pub fn parse_concern(file: &str, text: &str) -> Result<Concern, Vec<CatalogError>> {
+    let raw: RawConcern = match serde_yaml::from_str(text) {
+        Ok(r) => r,
+        Err(e) => {
+            let (line, column) = e.location().map_or((1, 1), |l| {
+                (
+                    u32::try_from(l.line()).unwrap_or(1),
+                    u32::try_from(l.column()).unwrap_or(1),
+                )
+            });
+            return Err(vec![CatalogError {
+                file: file.to_string(),
+                line,
+                column,
+                message: e.to_string(),
+            }]);
+        }
+    };
+    let mut v = Validator {
+        file,
+        text,
+        errors: Vec::new(),
+    };
+    if raw.id.is_empty()
+        || !raw
+            .id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    {
+        v.err(
+            &["id"],
+            format!("id `{}` must be lowercase letters, digits and `_`", raw.id),
+        );
+    }
+    for (i, r) in raw.applies_to.iter().enumerate() {
+        if !HOST_ROLES.contains(&r.as_str()) {
+            let idx = i.to_string();
+            v.err(
+                &["applies_to", idx.as_str()],
+                format!(
+                    "unknown host role `{r}` (expected one of {})",
+                    HOST_ROLES.join(", ")
+                ),
+            );
+        }
+    }
+    if raw.parts.is_empty() && raw.fact.is_none() {
+        v.err(
+            &["id"],
+            "a concern needs `parts:` (or `fact:` for a fact)".into(),
+        );
+    }
+    let mut parts = Vec::new();
+    for (pi, p) in raw.parts.into_iter().enumerate() {
+        let pi_s = pi.to_string();
+        let mut fix = Vec::new();
+        for (i, pat) in p.fix.into_iter().enumerate() {
+            let i_s = i.to_string();
+            if let Some(p) = v.pattern(&["parts", &pi_s, "fix", &i_s], pat) {
+                fix.push(p);
+            }
+        }
+        let mut check = Vec::new();
+        for (i, pat) in p.check.into_iter().enumerate() {
+            let i_s = i.to_string();
+            if let Some(p) = v.pattern(&["parts", &pi_s, "check", &i_s], pat) {
+                check.push(p);
+            }
+        }
+        parts.push(Part {
+            name: p.name,
+            fix,
+            check,
+        });
+    }
+    let fact = raw.fact.map(|f| Fact {
+        from_concerns: f.from_concerns,
+        modules: f.module.into_vec(),
+        arg: f.arg,
+        default: f.default,
+    });
+    if !v.errors.is_empty() {
+        return Err(v.errors);
+    }
+    Ok(Concern {
+        id: raw.id,
+        title: raw.title,
+        applies_to: raw.applies_to,
+        why: raw.why,
+        reference: raw.reference,
+        preflight: raw.preflight,
+        parts,
+        fact,
+        source: file.to_string(),
+    })
+}
+
+/// The built-in catalog plus the `*.yml` files of `extra_dir` (which add
+/// concerns or replace built-in ones with the same id), sorted by id.
+///
+/// # Errors
+/// Every problem in every file, or duplicate ids within one source.
+pub fn load(extra_dir: Option<&Path>) -> Result<Vec<Concern>, Vec<CatalogError>> {
+    let mut errors = Vec::new();
+    let mut by_id: BTreeMap<String, Concern> = BTreeMap::new();
+    for (file, text) in BUILTIN {
+        match parse_concern(file, text) {
+            Ok(c) => {
+                if by_id.insert(c.id.clone(), c).is_some() {
+                    errors.push(CatalogError {
+                        file: (*file).to_string(),
+                        line: 1,
+                        column: 1,
+                        message: "duplicate concern id in the built-in catalog".into(),
+                    });
+                }
+            }
+            Err(e) => errors.extend(e),
+        }
+    }
+    if let Some(dir) = extra_dir {
+        let mut files: Vec<_> = match std::fs::read_dir(dir) {
+            Ok(rd) => rd
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
+                .collect(),
+            Err(e) => {
+                return Err(vec![CatalogError {
+                    file: dir.display().to_string(),
+                    line: 1,
+                    column: 1,
+                    message: format!("cannot read rules directory: {e}"),
+                }]);
+            }
+        };
+        files.sort();
+        let mut seen = BTreeMap::new();
+        for f in files {
+            let name = f.display().to_string();
+            let text = match std::fs::read_to_string(&f) {
+                Ok(t) => t,
+                Err(e) => {
+                    errors.push(CatalogError {
+                        file: name,
+                        line: 1,
+                        column: 1,
+                        message: format!("cannot read: {e}"),
+                    });
+                    continue;
+                }
+            };
+            match parse_concern(&name, &text) {
+                Ok(c) => {
+                    if let Some(prev) = seen.insert(c.id.clone(), name.clone()) {
+                        errors.push(CatalogError {
+                            file: name.clone(),
+                            line: 1,
+                            column: 1,
+                            message: format!("concern id `{}` is also defined in {prev}", c.id),
+                        });
+                    }
+                    by_id.insert(c.id.clone(), c);
+                }
+                Err(e) => errors.extend(e),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        errors.sort();
+        return Err(errors);
+    }
+    Ok(by_id.into_values().collect())
+}

@@ -1,0 +1,5 @@
+//! Node-preparation concerns: the catalog (data in `rules/`) and the
+//! who-fixes analysis.
+
+pub mod analyze;
+pub mod catalog;

@@ -1,0 +1,530 @@
+//! Variables: which definition of a name wins for a task, by Ansible's
+//! precedence, and its value rendered through `jinja`.
+//!
+//! Knows the precedence ladder (DOMAIN.md section 5) and the names that are
+//! only known at run time (facts, registered results, `set_fact`). Never
+//! evaluates conditions itself: it is the [`VarSource`] that `jinja` asks.
+
+use crate::ansible::inventory::Inventory;
+use crate::ansible::project::{
+    LayerKind, Play, PlayContext, TaskInstance, TemplateResolver, VarLayer,
+};
+use crate::jinja::{self, Lookup, Rendered, UnknownWhy, VarSource};
+use crate::source::Span;
+use crate::yaml::{Node, Tag, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Deepest chain of variables whose values refer to other variables.
+pub const MAX_RENDER_DEPTH: usize = 32;
+
+/// Precedence rank of a layer (higher wins), after Ansible's documented order.
+#[must_use]
+pub fn rank(kind: &LayerKind) -> u8 {
+    match kind {
+        LayerKind::RoleDefaults { .. } => 1,
+        LayerKind::Inventory { .. } => 4,
+        LayerKind::PlaybookImportVars | LayerKind::PlayVars => 12,
+        LayerKind::PlayVarsFile => 14,
+        LayerKind::RoleVars { .. } => 15,
+        LayerKind::BlockVars => 16,
+        LayerKind::TaskVars => 17,
+        LayerKind::RoleParams { .. } => 20,
+        LayerKind::IncludeVars => 21,
+    }
+}
+
+/// Human label of a layer kind for evidence.
+#[must_use]
+pub fn label(kind: &LayerKind) -> String {
+    match kind {
+        LayerKind::RoleDefaults { role } => format!("role defaults of {role}"),
+        LayerKind::Inventory { group } => format!("inventory vars of group {group}"),
+        LayerKind::RoleVars { role } => format!("role vars of {role}"),
+        LayerKind::RoleParams { role } => format!("role parameters of {role}"),
+        LayerKind::PlaybookImportVars => "import_playbook vars".into(),
+        LayerKind::PlayVars => "play vars".into(),
+        LayerKind::PlayVarsFile => "play vars_files".into(),
+        LayerKind::BlockVars => "block vars".into(),
+        LayerKind::TaskVars => "task vars".into(),
+        LayerKind::IncludeVars => "include parameters".into(),
+    }
+}
+
+/// One definition of a variable.
+#[derive(Debug, Clone)]
+pub struct Definition {
+    pub source: String,
+    pub rank: u8,
+    pub span: Span,
+    pub value: Node,
+}
+
+/// Extra vars (`-e`), the highest precedence.
+#[derive(Debug, Default, Clone)]
+pub struct ExtraVars {
+    pub vars: Vec<(String, Node)>,
+}
+
+/// Play-wide index: every static definition by name, lowest precedence first.
+pub struct PlayVars {
+    defs: HashMap<String, Vec<Definition>>,
+    /// Names set by `register:` in the play, with the first place.
+    pub registered: HashMap<String, Span>,
+    /// Names set by `set_fact` in the play, with every place and value.
+    pub set_facts: HashMap<String, Vec<(Span, Node)>>,
+}
+
+fn layer_defs(layer: &VarLayer, seq: usize, out: &mut Vec<(u8, usize, String, Definition)>) {
+    let Some(pairs) = layer.node.as_map() else {
+        return;
+    };
+    let r = rank(&layer.kind);
+    for (k, v) in pairs {
+        let Some(name) = k.as_str() else { continue };
+        out.push((
+            r,
+            seq,
+            name.to_string(),
+            Definition {
+                source: label(&layer.kind),
+                rank: r,
+                span: k.span,
+                value: v.clone(),
+            },
+        ));
+    }
+}
+
+impl PlayVars {
+    #[must_use]
+    pub fn new(play: &Play, extra: &ExtraVars, inventory: Option<&Inventory>) -> Self {
+        let mut layers = play.layers.clone();
+        if let Some(inv) = inventory {
+            for group in pattern_groups(&play.hosts) {
+                let pairs: Vec<(Node, Node)> = inv
+                    .group_variables(&group)
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let key = Node {
+                            value: Value::Str(k),
+                            span: v.span,
+                            tag: Tag::None,
+                            quoted: false,
+                        };
+                        (key, v)
+                    })
+                    .collect();
+                if let Some(first) = pairs.first() {
+                    let span = first.0.span;
+                    layers.push(Arc::new(VarLayer {
+                        kind: LayerKind::Inventory { group },
+                        node: Node {
+                            value: Value::Map(pairs),
+                            span,
+                            tag: Tag::None,
+                            quoted: false,
+                        },
+                    }));
+                }
+            }
+        }
+        Self::from_parts(&layers, play.tasks.iter().chain(&play.handlers), extra)
+    }
+
+    /// From play layers and the tasks whose `register`/`set_fact` count.
+    pub fn from_parts<'t>(
+        layers: &[Arc<VarLayer>],
+        tasks: impl Iterator<Item = &'t TaskInstance>,
+        extra: &ExtraVars,
+    ) -> Self {
+        let mut all = Vec::new();
+        for (seq, l) in layers.iter().enumerate() {
+            layer_defs(l, seq, &mut all);
+        }
+        for (k, v) in &extra.vars {
+            all.push((
+                30,
+                usize::MAX,
+                k.clone(),
+                Definition {
+                    source: "extra vars (-e)".into(),
+                    rank: 30,
+                    span: v.span,
+                    value: v.clone(),
+                },
+            ));
+        }
+        all.sort_by_key(|a| (a.0, a.1));
+        let mut defs: HashMap<String, Vec<Definition>> = HashMap::new();
+        for (_, _, name, d) in all {
+            defs.entry(name).or_default().push(d);
+        }
+        let mut registered = HashMap::new();
+        let mut set_facts: HashMap<String, Vec<(Span, Node)>> = HashMap::new();
+        for t in tasks {
+            if let Some(r) = &t.task.register {
+                registered.entry(r.clone()).or_insert(t.task.span);
+            }
+            if t.task.module == "ansible.builtin.set_fact" {
+                for a in &t.task.args {
+                    if a.key != "cacheable" && a.key != "_raw_params" {
+                        set_facts
+                            .entry(a.key.clone())
+                            .or_default()
+                            .push((t.task.span, a.value.clone()));
+                    }
+                }
+            }
+        }
+        PlayVars {
+            defs,
+            registered,
+            set_facts,
+        }
+    }
+
+    /// Static definitions of `name`, lowest precedence first.
+    #[must_use]
+    pub fn definitions(&self, name: &str) -> &[Definition] {
+        self.defs.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// The groups a hosts pattern selects positively (`a:b:&c:!d` gives a, b, c;
+/// `g[0]` gives g). Without an inventory match, `all`.
+#[must_use]
+pub fn pattern_groups(pattern: &str) -> Vec<String> {
+    let mut out: Vec<String> = pattern
+        .split([':', ','])
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && !p.starts_with('!'))
+        .map(|p| p.trim_start_matches('&'))
+        .map(|p| p.split('[').next().unwrap_or(p).to_string())
+        .filter(|p| !p.contains("{{"))
+        .collect();
+    out.dedup();
+    if out.is_empty() {
+        out.push("all".into());
+    }
+    out
+}
+
+/// Names Ansible provides at run time (facts and magic variables).
+fn is_runtime_name(name: &str) -> bool {
+    name.starts_with("ansible_")
+        || matches!(
+            name,
+            "inventory_hostname"
+                | "inventory_hostname_short"
+                | "groups"
+                | "group_names"
+                | "hostvars"
+                | "play_hosts"
+                | "playbook_dir"
+                | "role_path"
+                | "role_name"
+                | "omit"
+                | "item"
+                | "environment"
+                | "inventory_dir"
+                | "inventory_file"
+                | "vars"
+        )
+}
+
+/// The variables one task sees.
+pub struct TaskVars<'a> {
+    play: &'a PlayVars,
+    /// Loop variable bound for one iteration (`item`), when known.
+    item: Option<serde_json::Value>,
+    scopes: &'a [Arc<VarLayer>],
+    cache: RefCell<HashMap<String, Resolved>>,
+    stack: RefCell<Vec<String>>,
+}
+
+/// A resolved variable: the winning definition (if static) and its value.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub lookup: LookupOwned,
+    pub winner: Option<Definition>,
+}
+
+/// An owned copy of [`Lookup`] (which is not `Clone`).
+#[derive(Debug, Clone)]
+pub enum LookupOwned {
+    Value(serde_json::Value),
+    Unknown(UnknownWhy),
+    Missing,
+}
+
+impl<'a> TaskVars<'a> {
+    #[must_use]
+    pub fn new(play: &'a PlayVars, instance: Option<&'a TaskInstance>) -> Self {
+        TaskVars {
+            play,
+            item: None,
+            scopes: instance.map_or(&[], |i| i.scopes.as_slice()),
+            cache: RefCell::new(HashMap::new()),
+            stack: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The same task seen in one loop iteration with `item` bound.
+    #[must_use]
+    pub fn with_item(mut self, item: serde_json::Value) -> Self {
+        self.item = Some(item);
+        self
+    }
+
+    /// The winning static definition of `name` for this task, if any.
+    #[must_use]
+    pub fn winner(&self, name: &str) -> Option<Definition> {
+        let mut best: Option<Definition> = None;
+        for d in self.play.definitions(name) {
+            best = Some(d.clone());
+        }
+        for layer in self.scopes {
+            let r = rank(&layer.kind);
+            if let Some((k, v)) = layer.node.get_entry(name)
+                && best.as_ref().is_none_or(|b| b.rank <= r) {
+                    best = Some(Definition {
+                        source: label(&layer.kind),
+                        rank: r,
+                        span: k.span,
+                        value: v.clone(),
+                    });
+                }
+        }
+        // Extra vars beat everything, scopes included.
+        if let Some(e) = self
+            .play
+            .definitions(name)
+            .iter()
+            .rev()
+            .find(|d| d.rank == 30)
+        {
+            best = Some(e.clone());
+        }
+        best
+    }
+
+    /// Every definition of `name` visible to this task, lowest precedence first.
+    #[must_use]
+    pub fn all_definitions(&self, name: &str) -> Vec<Definition> {
+        let mut v: Vec<Definition> = self.play.definitions(name).to_vec();
+        for layer in self.scopes {
+            if let Some((k, val)) = layer.node.get_entry(name) {
+                v.push(Definition {
+                    source: label(&layer.kind),
+                    rank: rank(&layer.kind),
+                    span: k.span,
+                    value: val.clone(),
+                });
+            }
+        }
+        v.sort_by_key(|d| d.rank);
+        v
+    }
+
+    /// Resolves `name` to a value or says why it is unknown.
+    pub fn resolve(&self, name: &str) -> Resolved {
+        if name == "item"
+            && let Some(v) = &self.item {
+                return Resolved {
+                    lookup: LookupOwned::Value(v.clone()),
+                    winner: None,
+                };
+            }
+        if let Some(r) = self.cache.borrow().get(name) {
+            return r.clone();
+        }
+        if self.stack.borrow().iter().any(|n| n == name)
+            || self.stack.borrow().len() >= MAX_RENDER_DEPTH
+        {
+            return Resolved {
+                lookup: LookupOwned::Unknown(UnknownWhy::Cycle),
+                winner: None,
+            };
+        }
+        let winner = self.winner(name);
+        let lookup = match &winner {
+            Some(d) if d.rank < 30 && self.play.registered.contains_key(name) => {
+                LookupOwned::Unknown(UnknownWhy::Registered)
+            }
+            Some(d) => {
+                self.stack.borrow_mut().push(name.to_string());
+                let v = self.value(&d.value);
+                self.stack.borrow_mut().pop();
+                v
+            }
+            None if self.play.registered.contains_key(name) => {
+                LookupOwned::Unknown(UnknownWhy::Registered)
+            }
+            None if self.play.set_facts.contains_key(name) => self.set_fact_value(name),
+            None if is_runtime_name(name) => LookupOwned::Unknown(UnknownWhy::Fact),
+            None => LookupOwned::Missing,
+        };
+        let r = Resolved { lookup, winner };
+        self.cache.borrow_mut().insert(name.to_string(), r.clone());
+        r
+    }
+
+    /// A name only set by `set_fact`: known when every `set_fact` of it gives
+    /// the same literal (what it will be at run time), unknown otherwise.
+    fn set_fact_value(&self, name: &str) -> LookupOwned {
+        let sites = self.play.set_facts.get(name).map_or(&[][..], Vec::as_slice);
+        let literal = |n: &Node| match &n.value {
+            Value::Str(s) => !crate::ansible::project::is_templated(s),
+            Value::Seq(_) | Value::Map(_) => false,
+            _ => true,
+        };
+        match sites.first() {
+            Some((_, first))
+                if sites
+                    .iter()
+                    .all(|(_, n)| literal(n) && n.value == first.value) =>
+            {
+                LookupOwned::Value(first.to_json())
+            }
+            _ => LookupOwned::Unknown(UnknownWhy::RuntimeFact),
+        }
+    }
+
+    /// Renders a node's value (strings through Jinja, containers recursively).
+    pub fn value(&self, node: &Node) -> LookupOwned {
+        if node.tag == Tag::Vault {
+            return LookupOwned::Unknown(UnknownWhy::Vault);
+        }
+        match &node.value {
+            Value::Str(s)
+                if node.tag != Tag::Unsafe && crate::ansible::project::is_templated(s) =>
+            {
+                match jinja::render(s, self) {
+                    Rendered::Value(v) => LookupOwned::Value(v),
+                    Rendered::Unknown(u) => LookupOwned::Unknown(
+                        u.iter()
+                            .map(|x| x.why.clone())
+                            .min()
+                            .unwrap_or(UnknownWhy::TooComplex),
+                    ),
+                }
+            }
+            Value::Seq(items) => {
+                let mut out = Vec::new();
+                for i in items {
+                    match self.value(i) {
+                        LookupOwned::Value(v) => out.push(v),
+                        other => return other,
+                    }
+                }
+                LookupOwned::Value(serde_json::Value::Array(out))
+            }
+            Value::Map(pairs) => {
+                let mut out = serde_json::Map::new();
+                for (k, v) in pairs {
+                    match self.value(v) {
+                        LookupOwned::Value(val) => {
+                            out.insert(k.scalar_text().unwrap_or_default(), val);
+                        }
+                        other => return other,
+                    }
+                }
+                LookupOwned::Value(serde_json::Value::Object(out))
+            }
+            _ => LookupOwned::Value(node.to_json()),
+        }
+    }
+}
+
+impl VarSource for TaskVars<'_> {
+    fn lookup(&self, name: &str) -> Lookup {
+        match self.resolve(name).lookup {
+            LookupOwned::Value(v) => Lookup::Value(v),
+            LookupOwned::Unknown(w) => Lookup::Unknown(w),
+            LookupOwned::Missing => Lookup::Missing,
+        }
+    }
+}
+
+/// Parses `-e` arguments: `k=v` pairs (values are strings, as Ansible's
+/// `parse_kv`), `@file.yml`, or inline JSON/YAML mappings.
+///
+/// # Errors
+/// A message when a file cannot be read or a value is not a mapping.
+pub fn parse_extra_vars(
+    items: &[String],
+    sources: &crate::source::SourceMap,
+) -> Result<ExtraVars, String> {
+    let mut out = ExtraVars::default();
+    for item in items {
+        let (text, path) = if let Some(p) = item.strip_prefix('@') {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("-e @{p}: {e}"))?;
+            (text, std::path::PathBuf::from(p))
+        } else if item.trim_start().starts_with('{') {
+            (item.clone(), std::path::PathBuf::from("<-e>"))
+        } else {
+            let id = sources.add(std::path::Path::new("<-e>"), item.as_str().into());
+            for (k, v) in crate::ansible::modules::parse_kv(item, false) {
+                let span = Span::file_start(id);
+                out.vars.push((
+                    k,
+                    Node {
+                        value: Value::Str(v),
+                        span,
+                        tag: Tag::None,
+                        quoted: true,
+                    },
+                ));
+            }
+            continue;
+        };
+        let id = sources.add(&path, text.as_str().into());
+        let parsed = crate::yaml::parse(id, &text);
+        if let Some(d) = parsed.diagnostics.first() {
+            return Err(format!("-e {item}: line {}: {}", d.span.line, d.message));
+        }
+        match parsed.docs.first().and_then(Node::as_map) {
+            Some(pairs) => {
+                for (k, v) in pairs {
+                    out.vars
+                        .push((k.scalar_text().unwrap_or_default(), v.clone()));
+                }
+            }
+            None => return Err(format!("-e {item}: expected a mapping of variables")),
+        }
+    }
+    Ok(out)
+}
+
+/// Resolves templated include targets and role names with the variables
+/// known when the include is reached.
+pub struct VarsResolver {
+    pub extra: ExtraVars,
+}
+
+impl TemplateResolver for VarsResolver {
+    fn resolve(
+        &self,
+        template: &str,
+        play: &PlayContext<'_>,
+        scopes: &[Arc<VarLayer>],
+    ) -> Option<String> {
+        let pv = PlayVars::from_parts(play.layers, std::iter::empty(), &self.extra);
+        let tv = TaskVars {
+            play: &pv,
+            item: None,
+            scopes,
+            cache: RefCell::new(HashMap::new()),
+            stack: RefCell::new(Vec::new()),
+        };
+        match jinja::render(template, &tv) {
+            Rendered::Value(serde_json::Value::String(s)) => Some(s),
+            Rendered::Value(v) if !v.is_null() && !v.is_array() && !v.is_object() => {
+                Some(v.to_string())
+            }
+            _ => None,
+        }
+    }
+}
