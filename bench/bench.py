@@ -127,34 +127,43 @@ class Row:
 def measure(name, cmd, runs, tmp, kind, cwd=None, env=None, warmup=True, note=""):
     """Runs cmd `runs` times (plus one unmeasured warm-up run if asked; the
     warm-up run, or else the first measured run, has its output kept)."""
-    row = Row(name, kind, note)
+    return measure_interleaved([(name, cmd, env, kind, note)], runs, tmp, cwd=cwd, warmup=warmup)[0]
+
+
+def measure_interleaved(specs, runs, tmp, cwd=None, warmup=True):
+    """Like measure() for several (name, cmd, env, kind, note) specs, run in
+    turn (A B A B ...) so that load changing over time hits them alike."""
+    rows = [Row(name, kind, note) for name, _cmd, _env, kind, note in specs]
     so = Path(tmp) / "stdout.txt"
     se = Path(tmp) / "stderr.txt"
     total = runs + (1 if warmup else 0)
-    say(f"  {name}: {runs} run(s){' + 1 warm-up' if warmup else ''} ...")
+    names = " / ".join(r.name for r in rows)
+    say(f"  {names}: {runs} run(s){' + 1 warm-up' if warmup else ''}{' each, interleaved' if len(rows) > 1 else ''} ...")
     for i in range(total):
-        keep = i == 0
-        wall, rss, rc = run_once(cmd, cwd=cwd, env=env,
-                                 stdout_path=so if keep else None,
-                                 stderr_path=se if keep else None)
-        if keep:
-            row.first_stdout = so.read_bytes()
-            row.first_stderr = se.read_bytes()
-        if warmup and i == 0:
-            continue
-        row.times.append(wall)
-        if rss is not None:
-            row.rss.append(rss)
-        row.rcs.append(rc)
-        if total > 2 and wall > 20:
-            say(f"    run {len(row.times)}/{runs}: {wall:.1f} s")
-    codes = sorted(set(row.rcs))
-    if codes != [0]:
-        row.note = join_notes(row.note, "exit " + "/".join(map(str, codes)))
-    if any(c < 0 or c > 128 for c in codes):
-        tail = row.first_stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-        row.note = join_notes(row.note, "stderr: " + " | ".join(tail))
-    return row
+        for row, (_name, cmd, env, _kind, _note) in zip(rows, specs):
+            keep = i == 0
+            wall, rss, rc = run_once(cmd, cwd=cwd, env=env,
+                                     stdout_path=so if keep else None,
+                                     stderr_path=se if keep else None)
+            if keep:
+                row.first_stdout = so.read_bytes()
+                row.first_stderr = se.read_bytes()
+            if warmup and i == 0:
+                continue
+            row.times.append(wall)
+            if rss is not None:
+                row.rss.append(rss)
+            row.rcs.append(rc)
+            if total > 2 and wall > 20:
+                say(f"    {row.name} run {len(row.times)}/{runs}: {wall:.1f} s")
+    for row in rows:
+        codes = sorted(set(row.rcs))
+        if codes != [0]:
+            row.note = join_notes(row.note, "exit " + "/".join(map(str, codes)))
+        if any(c < 0 or c > 128 for c in codes):
+            tail = row.first_stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+            row.note = join_notes(row.note, "stderr: " + " | ".join(tail))
+    return rows
 
 
 def join_notes(a, b):
@@ -442,10 +451,11 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
         rows.append(Row("floor: parse all YAML, 1 thread", "floor", "not available"))
         rows.append(Row("floor: parse all YAML, parallel", "floor", "not available"))
     else:
-        r1 = measure("floor: parse all YAML, 1 thread", [str(floor_bin), str(tree)], args.runs, tmp, "floor",
-                     env=env_with(RAYON_NUM_THREADS=1))
-        rp = measure("floor: parse all YAML, parallel", [str(floor_bin), str(tree)], args.runs, tmp, "floor",
-                     env=env_without("RAYON_NUM_THREADS"))
+        r1, rp = measure_interleaved(
+            [("floor: parse all YAML, 1 thread", [str(floor_bin), str(tree)], env_with(RAYON_NUM_THREADS=1),
+              "floor", ""),
+             ("floor: parse all YAML, parallel", [str(floor_bin), str(tree)], env_without("RAYON_NUM_THREADS"),
+              "floor", "")], args.runs, tmp)
         for r in (r1, rp):
             r.note = join_notes(r.note, r.first_stdout.decode("utf-8", "replace").strip())
         rows += [r1, rp]
@@ -714,16 +724,15 @@ def scale_mode(args, tree, preflint, floor_bin, floor_why, tmp, notes):
         rows.append(r)
     thread_n = 10 if 10 in trees else copies_list[len(copies_list) // 2]
     d = trees[thread_n][0]
-    th = {}
-    for k in (1, 2):
-        th[k] = measure(f"preflint tasks, {thread_n} copies, RAYON_NUM_THREADS={k}",
-                        [str(preflint), "tasks", "--playbook", "scale.yml", str(d)], args.runs, tmp, "scale",
-                        env=env_with(RAYON_NUM_THREADS=k))
+    th = dict(zip((1, 2), measure_interleaved(
+        [(f"preflint tasks, {thread_n} copies, RAYON_NUM_THREADS={k}",
+          [str(preflint), "tasks", "--playbook", "scale.yml", str(d)], env_with(RAYON_NUM_THREADS=k), "scale", "")
+         for k in (1, 2)], args.runs, tmp)))
     fth = {}
     if floor_bin:
-        for k in (1, 2):
-            fth[k] = measure(f"parse floor, {thread_n} copies, RAYON_NUM_THREADS={k}", [str(floor_bin), str(d)],
-                             args.runs, tmp, "floor", env=env_with(RAYON_NUM_THREADS=k))
+        fth = dict(zip((1, 2), measure_interleaved(
+            [(f"parse floor, {thread_n} copies, RAYON_NUM_THREADS={k}", [str(floor_bin), str(d)],
+              env_with(RAYON_NUM_THREADS=k), "floor", "") for k in (1, 2)], args.runs, tmp)))
 
     say()
     say("=" * 100)
@@ -758,10 +767,10 @@ def scale_mode(args, tree, preflint, floor_bin, floor_why, tmp, notes):
     say(f"- each copy i is roles/c<iii>_<top-level entry of roles/>; scale.yml has one play per copy "
         f"(hosts: all) listing its {len(tpl.roots)} root roles.")
     say("- rewritten inside the copies (so each copy is self-contained): `role: X` anywhere (meta dependencies, "
-        "plays, flow mappings), `name: X` under include_role/import_role, `include_role: name=X`, and plain "
-        "`- X` items under `dependencies:` in meta/main.yml, when X's first path component is a top-level "
-        "entry of roles/. Templated names ({{ }} first), relative paths (../x) and names in non-YAML files are "
-        "left alone.")
+        "plays, flow mappings), `name: X` under include_role/import_role, `include_role: name=X`, plain "
+        "`- X` items under `dependencies:` in meta/main.yml, and relative paths `../../X/...` climbing into "
+        "another entry, when X (the first path component) is a top-level entry of roles/. Names whose first "
+        "component is a template and names in non-YAML files are left alone. See bench/README.md.")
     if not floor_bin:
         say(f"- parse floor not available: {floor_why}")
     for n in notes:
@@ -787,12 +796,22 @@ def scale_mode(args, tree, preflint, floor_bin, floor_why, tmp, notes):
     return 0
 
 
+LOAD_AT_START = None
+
+
+def load_now():
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
 def cpu_info():
     try:
         n = len(os.sched_getaffinity(0))
     except AttributeError:
         n = os.cpu_count()
-    return f"{n} CPUs"
+    return f"{n} CPUs, load average {LOAD_AT_START} at start, {load_now()} now"
 
 
 # --------------------------------------------------------------------------
@@ -832,6 +851,8 @@ def main(argv):
     elif (tree / "cluster.yml").is_file():
         playbook = Path("cluster.yml")
 
+    global LOAD_AT_START
+    LOAD_AT_START = load_now()
     notes: list[str] = []
     USE_GNU_TIME = have_gnu_time()
     if not USE_GNU_TIME:

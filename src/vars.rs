@@ -288,14 +288,15 @@ impl<'a> TaskVars<'a> {
         for layer in self.scopes {
             let r = rank(&layer.kind);
             if let Some((k, v)) = layer.node.get_entry(name)
-                && best.as_ref().is_none_or(|b| b.rank <= r) {
-                    best = Some(Definition {
-                        source: label(&layer.kind),
-                        rank: r,
-                        span: k.span,
-                        value: v.clone(),
-                    });
-                }
+                && best.as_ref().is_none_or(|b| b.rank <= r)
+            {
+                best = Some(Definition {
+                    source: label(&layer.kind),
+                    rank: r,
+                    span: k.span,
+                    value: v.clone(),
+                });
+            }
         }
         // Extra vars beat everything, scopes included.
         if let Some(e) = self
@@ -331,12 +332,13 @@ impl<'a> TaskVars<'a> {
     /// Resolves `name` to a value or says why it is unknown.
     pub fn resolve(&self, name: &str) -> Resolved {
         if name == "item"
-            && let Some(v) = &self.item {
-                return Resolved {
-                    lookup: LookupOwned::Value(v.clone()),
-                    winner: None,
-                };
-            }
+            && let Some(v) = &self.item
+        {
+            return Resolved {
+                lookup: LookupOwned::Value(v.clone()),
+                winner: None,
+            };
+        }
         if let Some(r) = self.cache.borrow().get(name) {
             return r.clone();
         }

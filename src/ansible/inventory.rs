@@ -143,13 +143,14 @@ impl Inventory {
             self.diagnostics.extend(l.diagnostics.iter().cloned());
             self.diagnostics.extend(l.yaml.diagnostics.iter().cloned());
             if let Some(doc) = l.doc()
-                && let Some(pairs) = doc.as_map() {
-                    for (k, v) in pairs {
-                        if let Some(name) = k.as_str() {
-                            self.yaml_group(name, v);
-                        }
+                && let Some(pairs) = doc.as_map()
+            {
+                for (k, v) in pairs {
+                    if let Some(name) = k.as_str() {
+                        self.yaml_group(name, v);
                     }
                 }
+            }
         } else {
             let Ok(text) = std::fs::read_to_string(path) else {
                 return;

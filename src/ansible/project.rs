@@ -391,9 +391,9 @@ fn project_name(root: &Path, loader: &Loader) -> String {
             .doc()
             .and_then(|d| d.get("name"))
             .and_then(Node::scalar_text)
-        {
-            return n;
-        }
+    {
+        return n;
+    }
     root.canonicalize()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -739,12 +739,13 @@ impl Builder<'_> {
             ran: HashSet::new(),
         };
         if let Some(v) = node.get("vars")
-            && v.as_map().is_some() {
-                state.layers.push(Arc::new(VarLayer {
-                    kind: LayerKind::PlayVars,
-                    node: v.clone(),
-                }));
-            }
+            && v.as_map().is_some()
+        {
+            state.layers.push(Arc::new(VarLayer {
+                kind: LayerKind::PlayVars,
+                node: v.clone(),
+            }));
+        }
         if let Some(vf) = node.get("vars_files") {
             let list: Vec<&Node> = match &vf.value {
                 Value::Seq(items) => items.iter().collect(),
@@ -838,9 +839,25 @@ impl Builder<'_> {
                 self.expand_items(items, &ctx, &mut state);
             }
         }
+        // Ansible templates the play name and hosts with the play's variables.
+        let render = |s: String| -> String {
+            if is_templated(&s) {
+                self.resolver
+                    .resolve(
+                        &s,
+                        &PlayContext {
+                            layers: &state.layers,
+                        },
+                        &[],
+                    )
+                    .unwrap_or(s)
+            } else {
+                s
+            }
+        };
         Play {
-            name: node.get("name").and_then(Node::scalar_text),
-            hosts,
+            name: node.get("name").and_then(Node::scalar_text).map(render),
+            hosts: render(hosts),
             span: node.span,
             layers: state.layers,
             tasks: state.tasks,
@@ -927,7 +944,13 @@ impl Builder<'_> {
         let slot = if inc.kind.is_static() {
             None
         } else {
-            let inst = self.instance(Arc::clone(&task_ref), ctx, scopes, Some(false));
+            let inst = self.instance(
+                Arc::clone(&task_ref),
+                ctx,
+                scopes,
+                Some(false),
+                &state.layers,
+            );
             let list = if ctx.section == Section::Handlers {
                 &mut state.handlers
             } else {
@@ -964,11 +987,20 @@ impl Builder<'_> {
         ctx: &Ctx,
         scopes: Vec<Arc<VarLayer>>,
         include: Option<bool>,
+        layers: &[Arc<VarLayer>],
     ) -> TaskInstance {
         let mut conditions = ctx.conditions.clone();
         conditions.extend(task.when.iter().cloned());
         let mut tags = ctx.tags.clone();
         tags.extend(task.tags.iter().cloned());
+        // Ansible templates tags; keep the template when it cannot be rendered.
+        for t in &mut tags {
+            if is_templated(t) {
+                if let Some(r) = self.resolver.resolve(t, &PlayContext { layers }, &scopes) {
+                    *t = r;
+                }
+            }
+        }
         TaskInstance {
             task,
             roles: ctx.roles.clone(),
@@ -992,7 +1024,7 @@ impl Builder<'_> {
         state: &mut PlayState,
         include: Option<bool>,
     ) {
-        let inst = self.instance(Arc::new(t), ctx, scopes, include);
+        let inst = self.instance(Arc::new(t), ctx, scopes, include, &state.layers);
         if ctx.section == Section::Handlers {
             state.handlers.push(inst);
         } else {
@@ -1275,6 +1307,40 @@ impl Builder<'_> {
         }
     }
 
+    /// The validation task Ansible puts first in a role whose entry point has
+    /// an argument spec (`meta/argument_specs.yml` or `argument_specs` in
+    /// `meta/main.yml`).
+    fn argument_spec_task(&mut self, path: &Path, entry: &str) -> Option<Task> {
+        let meta = path.join("meta");
+        let files = [
+            meta.join("argument_specs.yml"),
+            meta.join("argument_specs.yaml"),
+            meta.join("main.yml"),
+            meta.join("main.yaml"),
+        ];
+        let file = files.iter().find(|f| {
+            f.is_file()
+                && self
+                    .loader
+                    .yaml(f)
+                    .doc()
+                    .and_then(|d| d.get("argument_specs"))
+                    .is_some()
+        })?;
+        let loaded = self.load(file);
+        let (key, spec) = loaded.doc()?.get("argument_specs")?.get_entry(entry)?;
+        let mut name = format!("Validating arguments against arg spec '{entry}'");
+        if let Some(d) = spec.get("short_description").and_then(Node::scalar_text) {
+            name.push_str(" - ");
+            name.push_str(&d);
+        }
+        Some(Task::synthetic(
+            name,
+            "ansible.builtin.validate_argument_spec",
+            key.span,
+        ))
+    }
+
     fn role(&mut self, name: &str, path: &Path) -> Arc<Role> {
         if let Some(r) = self.roles.get(path) {
             return Arc::clone(r);
@@ -1447,6 +1513,9 @@ impl Builder<'_> {
         inner.roles.push(entry.name.clone());
         let tasks_dir = path.join("tasks");
         let stem = entry.tasks_from.as_deref().unwrap_or("main");
+        if let Some(t) = self.argument_spec_task(path, stem) {
+            self.emit(t, &inner, inner.scopes.clone(), state, None);
+        }
         let tasks_file = yaml_candidates(&tasks_dir, stem)
             .into_iter()
             .find(|p| p.is_file());

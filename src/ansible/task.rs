@@ -173,6 +173,31 @@ pub struct Task {
 }
 
 impl Task {
+    /// A task Ansible adds itself (e.g. role argument validation).
+    #[must_use]
+    pub fn synthetic(name: String, action: &str, span: Span) -> Self {
+        Task {
+            name: Some(name),
+            action: action.to_string(),
+            module: modules::resolve(action),
+            args: Vec::new(),
+            span,
+            action_span: span,
+            when: Vec::new(),
+            loop_items: None,
+            loop_kind: None,
+            register: None,
+            tags: Vec::new(),
+            notify: Vec::new(),
+            become_: None,
+            ignore_errors: None,
+            vars: None,
+            delegate_to: None,
+            include: None,
+            raw: Node::null(span),
+        }
+    }
+
     #[must_use]
     pub fn arg(&self, key: &str) -> Option<&Node> {
         self.args

@@ -9,8 +9,8 @@
 use super::ansible::{self, Args};
 use super::py::{self, Py};
 use super::{
-    ENV, Fail, Lookup, MAX_AST_DEPTH, MAX_RENDERED_LEN, MAX_SOURCE_LEN, Rendered, Unknown,
-    UnknownWhy, VarSource, snippet, spend, template, unknown_set,
+    ENV, Fail, Lookup, MAX_AST_DEPTH, MAX_RENDERED_LEN, Rendered, Unknown, UnknownWhy, VarSource,
+    parseable, snippet, spend, template, unknown_set,
 };
 use minijinja::State;
 use minijinja::machinery::ast::{self, BinOpKind, CallArg, CompareOpKind, Expr, UnaryOpKind};
@@ -42,7 +42,7 @@ impl Ev {
 /// Parses and evaluates one expression. `conditional` enables Ansible's
 /// rendering of templates inside string constants (conditionals only).
 pub(crate) fn evaluate(src: &str, vars: &dyn VarSource, conditional: bool) -> Ev {
-    if src.len() > MAX_SOURCE_LEN {
+    if !parseable(src) {
         return Ev::unk(snippet(src), UnknownWhy::TooComplex);
     }
     let ast = match parse_expr(src) {
@@ -691,9 +691,10 @@ impl<'a> Evaluator<'a> {
         };
         if v.kind() == ValueKind::Map
             && let Ok(val) = v.get_item(&Value::from(name))
-                && !val.is_undefined() {
-                    return Ev::val(val);
-                }
+            && !val.is_undefined()
+        {
+            return Ev::val(val);
+        }
         Ev::Undef(self.root(e))
     }
 

@@ -4,7 +4,7 @@
 //! arguments, `loop`) and global functions are not variables of the
 //! caller, so they are left out.
 
-use super::{MAX_SOURCE_LEN, is_template, template};
+use super::{is_template, parseable, template};
 use minijinja::machinery::ast::{CallArg, Expr, Stmt};
 use minijinja::machinery::{parse, parse_expr};
 use std::collections::BTreeSet;
@@ -25,7 +25,7 @@ const GLOBAL_FUNCTIONS: &[&str] = &[
 ];
 
 pub(crate) fn referenced(src: &str) -> Vec<String> {
-    if src.len() > MAX_SOURCE_LEN {
+    if !parseable(src) {
         return Vec::new();
     }
     let mut w = Walker {

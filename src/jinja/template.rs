@@ -13,8 +13,7 @@ use super::eval::{Ev, Evaluator};
 use super::names;
 use super::py;
 use super::{
-    ENV, Fail, Lookup, MAX_SOURCE_LEN, Rendered, Unknown, UnknownWhy, VarSource, is_template,
-    snippet,
+    ENV, Fail, Lookup, Rendered, Unknown, UnknownWhy, VarSource, is_template, parseable, snippet,
 };
 use minijinja::machinery::ast::Stmt;
 use minijinja::machinery::parse;
@@ -36,7 +35,7 @@ pub(crate) fn render(template: &str, vars: &dyn VarSource) -> Rendered {
     if !is_template(template) {
         return Rendered::Value(serde_json::Value::String(template.to_string()));
     }
-    if template.len() > MAX_SOURCE_LEN {
+    if !parseable(template) {
         return too_complex(template);
     }
     let Ok(Stmt::Template(root)) = parse(template, "<template>", syntax()) else {
