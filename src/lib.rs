@@ -12,5 +12,6 @@ pub mod load;
 pub mod output;
 pub mod run;
 pub mod source;
+pub mod sysctl;
 pub mod vars;
 pub mod yaml;

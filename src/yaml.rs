@@ -157,10 +157,23 @@ impl Node {
             Value::Map(pairs) => J::Object(
                 pairs
                     .iter()
-                    .map(|(k, v)| (k.scalar_text().unwrap_or_default(), v.to_json()))
+                    .map(|(k, v)| (json_key(k), v.to_json()))
                     .collect(),
             ),
         }
+    }
+}
+
+/// A mapping key as Python's `json.dumps` writes a dict key.
+fn json_key(k: &Node) -> String {
+    match &k.value {
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".into(),
+        Value::Float(f) if f.is_nan() => "NaN".into(),
+        Value::Float(f) if f.is_infinite() => {
+            if *f > 0.0 { "Infinity" } else { "-Infinity" }.into()
+        }
+        _ => k.scalar_text().unwrap_or_else(|| k.to_json().to_string()),
     }
 }
 

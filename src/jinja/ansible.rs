@@ -13,6 +13,7 @@ use minijinja::State;
 use minijinja::value::{Kwargs, Value};
 use regex::Regex;
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// Positional and keyword arguments of a filter or test (after the subject).
 #[derive(Default, Clone)]
@@ -355,14 +356,14 @@ fn translate_replacement(rep: &str) -> Result<String, Fail> {
                     if let Some(e) = chars.next_if(char::is_ascii_digit) {
                         num.push(e);
                     }
-                    out.push_str(&format!("${{{num}}}"));
+                    let _ = write!(out, "${{{num}}}");
                 }
                 Some('g') => {
                     if chars.next() != Some('<') {
                         return Err(Fail::Invalid("bad group reference in replacement".into()));
                     }
                     let name: String = chars.by_ref().take_while(|c| *c != '>').collect();
-                    out.push_str(&format!("${{{name}}}"));
+                    let _ = write!(out, "${{{name}}}");
                 }
                 Some('n') => out.push('\n'),
                 Some('t') => out.push('\t'),
@@ -507,7 +508,7 @@ fn flatten(
         match (py::classify(item), levels) {
             (Py::Seq(inner, _), None) => flatten(&inner, None, skip_nulls, out)?,
             (Py::Seq(inner, _), Some(l)) if l >= 1 => {
-                flatten(&inner, Some(l - 1), skip_nulls, out)?
+                flatten(&inner, Some(l - 1), skip_nulls, out)?;
             }
             _ => out.push(item.clone()),
         }

@@ -45,9 +45,8 @@ pub(crate) fn evaluate(src: &str, vars: &dyn VarSource, conditional: bool) -> Ev
     if !parseable(src) {
         return Ev::unk(snippet(src), UnknownWhy::TooComplex);
     }
-    let ast = match parse_expr(src) {
-        Ok(ast) => ast,
-        Err(_) => return Ev::unk(snippet(src), UnknownWhy::TooComplex),
+    let Ok(ast) = parse_expr(src) else {
+        return Ev::unk(snippet(src), UnknownWhy::TooComplex);
     };
     let mut ev = Evaluator::new(src, vars, conditional);
     let r = ev.eval(&ast);
@@ -1036,6 +1035,14 @@ fn method(v: &Value, name: &str, args: &Args) -> Result<Value, Fail> {
                     } else {
                         s.matches(sub).count()
                     }))
+                }
+                "removeprefix" => {
+                    let p = str_arg(args, 0)?.unwrap_or_default();
+                    Ok(Value::from(s.strip_prefix(p).unwrap_or(s)))
+                }
+                "removesuffix" => {
+                    let p = str_arg(args, 0)?.unwrap_or_default();
+                    Ok(Value::from(s.strip_suffix(p).unwrap_or(s)))
                 }
                 "isdigit" => Ok(Value::from(
                     !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()),

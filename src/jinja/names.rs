@@ -68,7 +68,9 @@ impl Walker {
     }
 
     fn body(&mut self, stmts: &[Stmt<'_>]) {
-        stmts.iter().for_each(|s| self.stmt(s));
+        for s in stmts {
+            self.stmt(s);
+        }
     }
 
     fn stmt(&mut self, s: &Stmt<'_>) {

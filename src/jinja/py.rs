@@ -2,11 +2,11 @@
 //!
 //! Ansible evaluates Jinja on Python objects, and minijinja's own operators
 //! differ in places that change answers (`True == 1`, `'a' < 1` is an error,
-//! `str(True)` is `True`, `-7 // 2` is `-4`). Everything here follows CPython;
+//! `str(True)` is `True`, `-7 // 2` is `-4`). Everything here follows `CPython`;
 //! nothing here knows about variables, filters or unknowns.
 
 use super::{Fail, MAX_RENDERED_LEN};
-use minijinja::value::{Value, ValueKind};
+use minijinja::value::{DynObject, Value, ValueKind};
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
@@ -52,7 +52,7 @@ pub(crate) fn classify(v: &Value) -> Py<'_> {
 /// The key/value pairs of a map value (empty for non-maps).
 pub(crate) fn map_pairs(v: &Value) -> Vec<(Value, Value)> {
     v.as_object()
-        .and_then(|o| o.try_iter_pairs())
+        .and_then(DynObject::try_iter_pairs)
         .map(Iterator::collect)
         .unwrap_or_default()
 }
@@ -648,7 +648,7 @@ pub(crate) fn json_dumps(v: &Value) -> Result<String, Fail> {
             }
             Py::Float(f) if f.is_nan() => out.push_str("NaN"),
             Py::Float(f) if f.is_infinite() => {
-                out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" })
+                out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
             }
             Py::Float(f) => out.push_str(&float_repr(f)),
             Py::Str(s) => json_str(out, s),

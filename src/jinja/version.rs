@@ -58,7 +58,7 @@ fn loose_parts(s: &str) -> Vec<Part> {
     parts
 }
 
-/// Python list comparison of two loose versions; `int` vs `str` is a TypeError.
+/// Python list comparison of two loose versions; `int` vs `str` is a `TypeError`.
 fn loose_cmp(a: &str, b: &str) -> Result<Ordering, Fail> {
     let (pa, pb) = (loose_parts(a), loose_parts(b));
     for (x, y) in pa.iter().zip(&pb) {

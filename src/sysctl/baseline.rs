@@ -5,12 +5,13 @@
 //! every symlink is resolved by hand against that directory as if it were
 //! `/`.
 
+use super::Engine;
 use super::catalog::{self, BUILTIN_CATALOG};
 use super::conf::{
-    COMPAT_LINK, DEV_NULL, SYSCTL_CONF, SysctlDir, normalize_path, parse_conf_lines, resolve_link_target,
+    COMPAT_LINK, DEV_NULL, SYSCTL_CONF, SysctlDir, normalize_path, parse_conf_lines,
+    resolve_link_target,
 };
 use super::engine::{Entry, FileSet, Line};
-use super::Engine;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
@@ -96,7 +97,10 @@ impl Baseline {
         for p in &wanted {
             let Some(profile) = cat.profiles.iter().find(|x| x.id == *p) else {
                 let known: Vec<&str> = cat.profiles.iter().map(|x| x.id.as_str()).collect();
-                errors.push(format!("unknown sysctl profile `{p}` (known: {}, none)", known.join(", ")));
+                errors.push(format!(
+                    "unknown sysctl profile `{p}` (known: {}, none)",
+                    known.join(", ")
+                ));
                 continue;
             };
             if let Some(note) = &profile.note
@@ -125,7 +129,11 @@ impl Baseline {
                 }
             }
         }
-        if errors.is_empty() { Ok(base) } else { Err(errors.join("\n")) }
+        if errors.is_empty() {
+            Ok(base)
+        } else {
+            Err(errors.join("\n"))
+        }
     }
 
     /// Reads a copy of a real host's `/etc`, `/run`, `/usr/local/lib`,
@@ -136,6 +144,10 @@ impl Baseline {
     ///
     /// # Errors
     /// `dir` is not a readable directory, or a file in it cannot be read.
+    #[allow(
+        clippy::case_sensitive_file_extension_comparisons,
+        reason = "both engines match `.conf` case-sensitively"
+    )]
     pub fn from_host_root(dir: &Path) -> io::Result<Self> {
         if !std::fs::metadata(dir)?.is_dir() {
             return Err(io::Error::new(
@@ -153,10 +165,19 @@ impl Baseline {
             source: &source,
         };
         for d in SysctlDir::ALL {
-            let Some(real_dir) = resolve_in_root(dir, d.path())? else { continue };
+            let Some(real_dir) = resolve_in_root(dir, d.path())? else {
+                continue;
+            };
             let listing = match std::fs::read_dir(host_join(dir, &real_dir)) {
                 Ok(l) => l,
-                Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    continue;
+                }
                 Err(e) => return Err(e),
             };
             let mut names: Vec<String> = Vec::new();
@@ -168,7 +189,10 @@ impl Baseline {
             }
             names.sort();
             for name in names {
-                reader.entry(&format!("{}/{name}", d.path()), &format!("{real_dir}/{name}"))?;
+                reader.entry(
+                    &format!("{}/{name}", d.path()),
+                    &format!("{real_dir}/{name}"),
+                )?;
             }
         }
         if let Some(real_etc) = resolve_in_root(dir, "/etc")? {
@@ -252,7 +276,7 @@ impl Baseline {
                         .map(|l| Line {
                             key: l.key,
                             value: l.value,
-                            line: Some(l.line),
+                            number: Some(l.line),
                             evidence: None,
                             conditional: false,
                         })
@@ -301,20 +325,24 @@ impl HostReader<'_> {
             };
             let Some(end) = end else {
                 // A link loop: the engines cannot open it; keep it as a link to nowhere.
-                self.base.insert(nominal, BaselineEntry::Link(lexical), self.source);
+                self.base
+                    .insert(nominal, BaselineEntry::Link(lexical), self.source);
                 return Ok(());
             };
-            self.base.insert(nominal, BaselineEntry::Link(end.clone()), self.source);
+            self.base
+                .insert(nominal, BaselineEntry::Link(end.clone()), self.source);
             if end != DEV_NULL && !self.base.files.contains_key(&end) {
                 let file = host_join(self.root, &end);
                 if std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file()) {
                     let text = read_text(&file)?;
-                    self.base.insert(&end, BaselineEntry::Content(text), self.source);
+                    self.base
+                        .insert(&end, BaselineEntry::Content(text), self.source);
                 }
             }
         } else if meta.is_file() {
             let text = read_text(&on_disk)?;
-            self.base.insert(nominal, BaselineEntry::Content(text), self.source);
+            self.base
+                .insert(nominal, BaselineEntry::Content(text), self.source);
         }
         Ok(())
     }
@@ -347,7 +375,14 @@ fn resolve_in_root(root: &Path, host_path: &str) -> io::Result<Option<String>> {
             }
             _ => {}
         }
-        let here = format!("/{}", done.iter().chain(std::iter::once(&c)).cloned().collect::<Vec<_>>().join("/"));
+        let here = format!(
+            "/{}",
+            done.iter()
+                .chain(std::iter::once(&c))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("/")
+        );
         if let Ok(m) = std::fs::symlink_metadata(host_join(root, &here))
             && m.file_type().is_symlink()
         {
@@ -355,7 +390,9 @@ fn resolve_in_root(root: &Path, host_path: &str) -> io::Result<Option<String>> {
             if hops > MAX_HOPS {
                 return Ok(None);
             }
-            let target = std::fs::read_link(host_join(root, &here))?.to_string_lossy().into_owned();
+            let target = std::fs::read_link(host_join(root, &here))?
+                .to_string_lossy()
+                .into_owned();
             if target.starts_with('/') {
                 done.clear();
             }
@@ -392,29 +429,42 @@ mod tests {
 
     #[test]
     fn catalog_profiles_and_none() {
-        assert_eq!(Baseline::from_catalog(&["none".into()]).unwrap(), Baseline::empty());
+        assert_eq!(
+            Baseline::from_catalog(&["none".into()]).unwrap(),
+            Baseline::empty()
+        );
         assert_eq!(Baseline::from_catalog(&[]).unwrap(), Baseline::empty());
         assert!(Baseline::from_catalog(&["none,debian".into()]).is_err());
         let err = Baseline::from_catalog(&["plan9".into()]).unwrap_err();
-        assert!(err.contains("unknown sysctl profile `plan9`") && err.contains("centos7"), "{err}");
+        assert!(
+            err.contains("unknown sysctl profile `plan9`") && err.contains("centos7"),
+            "{err}"
+        );
 
         let b = Baseline::from_catalog(&["debian,gce".into()]).unwrap();
         assert!(b.link_decided());
-        assert_eq!(entry(&b, COMPAT_LINK), Some(&BaselineEntry::Link("../sysctl.conf".into())));
+        assert_eq!(
+            entry(&b, COMPAT_LINK),
+            Some(&BaselineEntry::Link("../sysctl.conf".into()))
+        );
         assert!(entry(&b, "/etc/sysctl.d/60-gce-network-security.conf").is_some());
         assert!(entry(&b, "/usr/lib/sysctl.d/00-system.conf").is_none());
 
         let gce = Baseline::from_catalog(&["gce".into()]).unwrap();
         assert!(!gce.link_decided(), "gce alone says nothing of the link");
         let c7 = Baseline::from_catalog(&["centos7".into()]).unwrap();
-        assert!(!c7.notes().is_empty(), "centos7 carries the systemd 219 note");
+        assert!(
+            !c7.notes().is_empty(),
+            "centos7 carries the systemd 219 note"
+        );
         assert!(c7.files().all(|f| f.source.starts_with("catalog ")));
     }
 
     #[test]
     fn catalog_profiles_that_disagree() {
         let text = "profiles:\n  - id: a\n    title: A\n  - id: b\n    title: B\nfiles:\n  - id: x\n    path: /etc/sysctl.d/x.conf\n    profiles: [a]\n    source: https://e\n    content: k=1\n  - id: y\n    path: /etc/sysctl.d/x.conf\n    profiles: [b]\n    source: https://e\n    content: k=2\n";
-        let err = Baseline::from_catalog_text("t.yml", text, &["a".into(), "b".into()]).unwrap_err();
+        let err =
+            Baseline::from_catalog_text("t.yml", text, &["a".into(), "b".into()]).unwrap_err();
         assert!(err.contains("disagree on /etc/sysctl.d/x.conf"), "{err}");
         assert!(Baseline::from_catalog_text("t.yml", text, &["a".into()]).is_ok());
     }
@@ -426,36 +476,75 @@ mod tests {
         write(root, "/etc/sysctl.conf", "net.ipv4.ip_forward = 1\n");
         link(root, "/etc/sysctl.d/99-sysctl.conf", "../sysctl.conf");
         link(root, "/etc/sysctl.d/50-default.conf", "/dev/null");
-        write(root, "/etc/sysctl.d/zz-hardening.conf", "net.ipv4.ip_forward = 0\n");
+        write(
+            root,
+            "/etc/sysctl.d/zz-hardening.conf",
+            "net.ipv4.ip_forward = 0\n",
+        );
         write(root, "/etc/sysctl.d/README", "not a conf file\n");
-        write(root, "/usr/lib/sysctl.d/50-default.conf", "kernel.sysrq = 16\n");
+        write(
+            root,
+            "/usr/lib/sysctl.d/50-default.conf",
+            "kernel.sysrq = 16\n",
+        );
         write(root, "/run/sysctl.d/10-run.conf", "vm.x = 1\n");
         write(root, "/usr/local/lib/sysctl.d/20-local.conf", "vm.y = 1\n");
         // /lib -> usr/lib, as on merged-/usr hosts
         link(root, "/lib", "usr/lib");
         // an absolute link resolves inside the root, not on this machine
-        write(root, "/opt/k8s/k8s.conf", "net.bridge.bridge-nf-call-iptables = 1\n");
+        write(
+            root,
+            "/opt/k8s/k8s.conf",
+            "net.bridge.bridge-nf-call-iptables = 1\n",
+        );
         link(root, "/etc/sysctl.d/k8s.conf", "/opt/k8s/k8s.conf");
         // a link that tries to leave the root stays inside it
-        link(root, "/etc/sysctl.d/escape.conf", "../../../../../../etc/hostname");
+        link(
+            root,
+            "/etc/sysctl.d/escape.conf",
+            "../../../../../../etc/hostname",
+        );
 
         let b = Baseline::from_host_root(root).unwrap();
         assert!(b.link_decided());
-        assert_eq!(entry(&b, COMPAT_LINK), Some(&BaselineEntry::Link(SYSCTL_CONF.into())));
+        assert_eq!(
+            entry(&b, COMPAT_LINK),
+            Some(&BaselineEntry::Link(SYSCTL_CONF.into()))
+        );
         assert_eq!(
             entry(&b, SYSCTL_CONF),
             Some(&BaselineEntry::Content("net.ipv4.ip_forward = 1\n".into()))
         );
-        assert_eq!(entry(&b, "/etc/sysctl.d/50-default.conf"), Some(&BaselineEntry::Link(DEV_NULL.into())));
+        assert_eq!(
+            entry(&b, "/etc/sysctl.d/50-default.conf"),
+            Some(&BaselineEntry::Link(DEV_NULL.into()))
+        );
         assert!(entry(&b, "/etc/sysctl.d/README").is_none());
-        assert!(matches!(entry(&b, "/usr/lib/sysctl.d/50-default.conf"), Some(BaselineEntry::Content(_))));
-        assert!(matches!(entry(&b, "/lib/sysctl.d/50-default.conf"), Some(BaselineEntry::Content(_))));
+        assert!(matches!(
+            entry(&b, "/usr/lib/sysctl.d/50-default.conf"),
+            Some(BaselineEntry::Content(_))
+        ));
+        assert!(matches!(
+            entry(&b, "/lib/sysctl.d/50-default.conf"),
+            Some(BaselineEntry::Content(_))
+        ));
         assert!(entry(&b, "/run/sysctl.d/10-run.conf").is_some());
         assert!(entry(&b, "/usr/local/lib/sysctl.d/20-local.conf").is_some());
-        assert_eq!(entry(&b, "/etc/sysctl.d/k8s.conf"), Some(&BaselineEntry::Link("/opt/k8s/k8s.conf".into())));
-        assert!(matches!(entry(&b, "/opt/k8s/k8s.conf"), Some(BaselineEntry::Content(c)) if c.contains("bridge")));
-        assert_eq!(entry(&b, "/etc/sysctl.d/escape.conf"), Some(&BaselineEntry::Link("/etc/hostname".into())));
-        assert!(entry(&b, "/etc/hostname").is_none(), "nothing outside the sysctl trees is read unless linked and present");
+        assert_eq!(
+            entry(&b, "/etc/sysctl.d/k8s.conf"),
+            Some(&BaselineEntry::Link("/opt/k8s/k8s.conf".into()))
+        );
+        assert!(
+            matches!(entry(&b, "/opt/k8s/k8s.conf"), Some(BaselineEntry::Content(c)) if c.contains("bridge"))
+        );
+        assert_eq!(
+            entry(&b, "/etc/sysctl.d/escape.conf"),
+            Some(&BaselineEntry::Link("/etc/hostname".into()))
+        );
+        assert!(
+            entry(&b, "/etc/hostname").is_none(),
+            "nothing outside the sysctl trees is read unless linked and present"
+        );
     }
 
     #[test]
@@ -465,7 +554,10 @@ mod tests {
         link(root, "/etc/sysctl.d/a.conf", "b.conf");
         link(root, "/etc/sysctl.d/b.conf", "a.conf");
         let b = Baseline::from_host_root(root).unwrap();
-        assert!(matches!(entry(&b, "/etc/sysctl.d/a.conf"), Some(BaselineEntry::Link(_))));
+        assert!(matches!(
+            entry(&b, "/etc/sysctl.d/a.conf"),
+            Some(BaselineEntry::Link(_))
+        ));
         assert!(entry(&b, SYSCTL_CONF).is_none());
         assert!(Baseline::from_host_root(&root.join("nope")).is_err());
     }
@@ -478,6 +570,9 @@ mod tests {
         assert_eq!(b.boot_engine(), Engine::Procps);
         assert!(!b.link_decided());
         assert!(b.clone().complete().link_decided());
-        assert!(b.with_link(COMPAT_LINK, "../sysctl.conf", "test").link_decided());
+        assert!(
+            b.with_link(COMPAT_LINK, "../sysctl.conf", "test")
+                .link_decided()
+        );
     }
 }

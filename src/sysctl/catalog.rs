@@ -13,7 +13,10 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The built-in catalog: its name and text, embedded at build time.
-pub const BUILTIN_CATALOG: (&str, &str) = ("rules/sysctl-distro.yml", include_str!("../../rules/sysctl-distro.yml"));
+pub const BUILTIN_CATALOG: (&str, &str) = (
+    "rules/sysctl-distro.yml",
+    include_str!("../../rules/sysctl-distro.yml"),
+);
 
 /// A set of systems that ship the same files (a distribution release, a cloud image).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -47,7 +50,9 @@ pub(crate) struct Catalog {
 /// The built-in catalog is invalid (a test keeps it valid).
 pub fn catalog_profiles() -> Result<Vec<CatalogProfile>, String> {
     let (name, text) = BUILTIN_CATALOG;
-    load(name, text).map(|c| c.profiles).map_err(|e| e.join("\n"))
+    load(name, text)
+        .map(|c| c.profiles)
+        .map_err(|e| e.join("\n"))
 }
 
 /// Every problem in a catalog text, as `file:line:column: message`.
@@ -63,7 +68,10 @@ pub(crate) fn load(name: &str, text: &str) -> Result<Catalog, Vec<String>> {
         errors: Vec::new(),
     };
     for d in &parsed.diagnostics {
-        v.errors.push(format!("{name}:{}:{}: {}", d.span.line, d.span.col, d.message));
+        v.errors.push(format!(
+            "{name}:{}:{}: {}",
+            d.span.line, d.span.col, d.message
+        ));
     }
     let catalog = match parsed.docs.first() {
         Some(doc) if !parsed.failed => v.catalog(doc),
@@ -73,7 +81,11 @@ pub(crate) fn load(name: &str, text: &str) -> Result<Catalog, Vec<String>> {
             Catalog::default()
         }
     };
-    if v.errors.is_empty() { Ok(catalog) } else { Err(v.errors) }
+    if v.errors.is_empty() {
+        Ok(catalog)
+    } else {
+        Err(v.errors)
+    }
 }
 
 struct Validator<'a> {
@@ -83,8 +95,10 @@ struct Validator<'a> {
 
 impl Validator<'_> {
     fn err(&mut self, at: &Node, message: impl std::fmt::Display) {
-        self.errors
-            .push(format!("{}:{}:{}: {message}", self.name, at.span.line, at.span.col));
+        self.errors.push(format!(
+            "{}:{}:{}: {message}",
+            self.name, at.span.line, at.span.col
+        ));
     }
 
     /// Checks that `node` is a mapping with only `allowed` keys.
@@ -96,25 +110,26 @@ impl Validator<'_> {
         for (k, _) in map {
             match k.as_str() {
                 Some(s) if allowed.contains(&s) => {}
-                _ => self.err(k, format!("unknown field in {what} (allowed: {})", allowed.join(", "))),
+                _ => self.err(
+                    k,
+                    format!("unknown field in {what} (allowed: {})", allowed.join(", ")),
+                ),
             }
         }
         true
     }
 
     fn string(&mut self, node: &Node, key: &str, required: bool) -> Option<String> {
-        match node.get_entry(key) {
-            Some((_, v)) => match v.as_str() {
-                Some(s) if !s.trim().is_empty() => Some(s.to_string()),
-                _ => {
-                    self.err(v, format!("`{key}` must be a non-empty string"));
-                    None
-                }
-            },
-            None => {
-                if required {
-                    self.err(node, format!("missing `{key}`"));
-                }
+        let Some(v) = node.get(key) else {
+            if required {
+                self.err(node, format!("missing `{key}`"));
+            }
+            return None;
+        };
+        match v.as_str() {
+            Some(s) if !s.trim().is_empty() => Some(s.to_string()),
+            _ => {
+                self.err(v, format!("`{key}` must be a non-empty string"));
                 None
             }
         }
@@ -153,13 +168,20 @@ impl Validator<'_> {
         match doc.get("files").and_then(Node::as_seq) {
             Some(items) => {
                 for item in items {
-                    let Some(f) = self.file(item, &known, &mut file_ids) else { continue };
+                    let Some(f) = self.file(item, &known, &mut file_ids) else {
+                        continue;
+                    };
                     for p in &f.profiles {
                         used.insert(p.clone());
-                        if let Some(other) = claimed.insert((f.path.clone(), p.clone()), f.id.clone()) {
+                        if let Some(other) =
+                            claimed.insert((f.path.clone(), p.clone()), f.id.clone())
+                        {
                             self.err(
                                 item,
-                                format!("`{}` and `{other}` both give {} in profile `{p}`", f.id, f.path),
+                                format!(
+                                    "`{}` and `{other}` both give {} in profile `{p}`",
+                                    f.id, f.path
+                                ),
                             );
                         }
                     }
@@ -189,8 +211,17 @@ impl Validator<'_> {
         let note = self.string(item, "note", false);
         let source = self.url(item, "source", false);
         let id = id?;
-        if id == "none" || !id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_') {
-            self.err(item, format!("profile id `{id}` must be lowercase letters, digits, `-`, `_` and not `none`"));
+        if id == "none"
+            || !id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        {
+            self.err(
+                item,
+                format!(
+                    "profile id `{id}` must be lowercase letters, digits, `-`, `_` and not `none`"
+                ),
+            );
         }
         if !ids.insert(id.clone()) {
             self.err(item, format!("duplicate profile `{id}`"));
@@ -203,10 +234,17 @@ impl Validator<'_> {
         })
     }
 
-    fn file(&mut self, item: &Node, known: &BTreeSet<String>, ids: &mut BTreeSet<String>) -> Option<CatalogFile> {
+    fn file(
+        &mut self,
+        item: &Node,
+        known: &BTreeSet<String>,
+        ids: &mut BTreeSet<String>,
+    ) -> Option<CatalogFile> {
         if !self.keys(
             item,
-            &["id", "path", "profiles", "package", "why", "source", "content", "link"],
+            &[
+                "id", "path", "profiles", "package", "why", "source", "content", "link",
+            ],
             "a file",
         ) {
             return None;
@@ -222,7 +260,10 @@ impl Validator<'_> {
             && (sysctl_file_kind(p).is_none() || normalize_path(p).as_deref() != Some(p.as_str()))
         {
             let at = item.get("path").unwrap_or(item);
-            self.err(at, format!("`{p}` is not a normalised sysctl file location"));
+            self.err(
+                at,
+                format!("`{p}` is not a normalised sysctl file location"),
+            );
         }
         let _ = self.string(item, "package", false);
         let _ = self.string(item, "why", false);
@@ -241,16 +282,15 @@ impl Validator<'_> {
             _ => self.err(item, "`profiles` must be a non-empty list"),
         }
         let entry = match (item.get_entry("content"), item.get_entry("link")) {
-            (Some((_, c)), None) => match c.as_str() {
-                Some(text) => {
+            (Some((_, c)), None) => {
+                if let Some(text) = c.as_str() {
                     self.check_content(c, text);
                     Some(BaselineEntry::Content(text.to_string()))
-                }
-                None => {
+                } else {
                     self.err(c, "`content` must be a string");
                     None
                 }
-            },
+            }
             (None, Some((_, l))) => match l.as_str() {
                 Some(t) if !t.trim().is_empty() => Some(BaselineEntry::Link(t.to_string())),
                 _ => {
@@ -277,10 +317,18 @@ impl Validator<'_> {
     fn check_content(&mut self, at: &Node, text: &str) {
         for (i, raw) in text.lines().enumerate() {
             let l = raw.trim();
-            if l.is_empty() || l.starts_with('#') || l.starts_with(';') || l.contains('=') || l.starts_with('-') {
+            if l.is_empty()
+                || l.starts_with('#')
+                || l.starts_with(';')
+                || l.contains('=')
+                || l.starts_with('-')
+            {
                 continue;
             }
-            self.err(at, format!("content line {} is not an assignment: `{l}`", i + 1));
+            self.err(
+                at,
+                format!("content line {} is not an assignment: `{l}`", i + 1),
+            );
         }
     }
 }
@@ -311,7 +359,8 @@ mod tests {
                 .find(|f| f.path == path && f.profiles.iter().any(|p| p == profile))
                 .map(|f| f.entry.clone())
         };
-        let Some(BaselineEntry::Content(c)) = find("/usr/lib/sysctl.d/00-system.conf", "centos7") else {
+        let Some(BaselineEntry::Content(c)) = find("/usr/lib/sysctl.d/00-system.conf", "centos7")
+        else {
             panic!("centos7 00-system.conf")
         };
         assert!(c.contains("net.bridge.bridge-nf-call-iptables = 0"));
@@ -322,7 +371,9 @@ mod tests {
                 "{p}"
             );
         }
-        let Some(BaselineEntry::Content(c)) = find("/etc/sysctl.d/60-gce-network-security.conf", "gce") else {
+        let Some(BaselineEntry::Content(c)) =
+            find("/etc/sysctl.d/60-gce-network-security.conf", "gce")
+        else {
             panic!("gce file")
         };
         assert!(c.contains("net.ipv4.ip_forward=0"));

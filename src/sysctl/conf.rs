@@ -64,6 +64,10 @@ pub enum SysctlFileKind {
 /// `sysctl.d` directories. The path is normalised first (`//`, `.`, `..`);
 /// relative paths are never locations.
 #[must_use]
+#[allow(
+    clippy::case_sensitive_file_extension_comparisons,
+    reason = "both engines match `.conf` case-sensitively"
+)]
 pub fn sysctl_file_kind(path: &str) -> Option<SysctlFileKind> {
     let path = normalize_path(path)?;
     if path == SYSCTL_CONF {
@@ -185,7 +189,9 @@ pub fn parse_conf(text: &str) -> Vec<(String, String, u32)> {
 #[must_use]
 pub fn normalize_key(raw: &str) -> String {
     let raw = raw.trim();
-    let slash_first = raw.find(['.', '/']).is_some_and(|i| raw.as_bytes()[i] == b'/');
+    let slash_first = raw
+        .find(['.', '/'])
+        .is_some_and(|i| raw.as_bytes()[i] == b'/');
     let swapped: String = if slash_first {
         raw.chars()
             .map(|c| match c {
@@ -235,10 +241,8 @@ fn match_from(p: &[char], k: &[char]) -> bool {
                 }
                 '?' if k[ki] != '.' => Some(1),
                 '[' => match class_at(p, pi) {
-                    Some((set, len)) if k[ki] != '.' && set.matches(k[ki]) => Some(len),
-                    Some(_) => None,
-                    None if k[ki] == '[' => Some(1),
-                    None => None,
+                    Some((set, len)) => (k[ki] != '.' && set.matches(k[ki])).then_some(len),
+                    None => (k[ki] == '[').then_some(1),
                 },
                 c if c == k[ki] && c != '?' => Some(1),
                 _ => None,
@@ -309,7 +313,10 @@ mod tests {
 
     #[test]
     fn file_kinds() {
-        assert_eq!(sysctl_file_kind("/etc/sysctl.conf"), Some(SysctlFileKind::SysctlConf));
+        assert_eq!(
+            sysctl_file_kind("/etc/sysctl.conf"),
+            Some(SysctlFileKind::SysctlConf)
+        );
         assert_eq!(
             sysctl_file_kind("/etc/sysctl.d/99-sysctl.conf"),
             Some(SysctlFileKind::DropIn {
@@ -319,7 +326,9 @@ mod tests {
         );
         for dir in SysctlDir::ALL {
             let p = format!("{}/k8s.conf", dir.path());
-            assert!(matches!(sysctl_file_kind(&p), Some(SysctlFileKind::DropIn { dir: d, .. }) if d == dir));
+            assert!(
+                matches!(sysctl_file_kind(&p), Some(SysctlFileKind::DropIn { dir: d, .. }) if d == dir)
+            );
         }
         assert_eq!(
             sysctl_file_kind("/etc//sysctl.d/./x.conf"),
@@ -340,8 +349,14 @@ mod tests {
     fn paths_and_links() {
         assert_eq!(normalize_path("/a//b/./c/../d").as_deref(), Some("/a/b/d"));
         assert_eq!(normalize_path("/../..").as_deref(), Some("/"));
-        assert_eq!(resolve_link_target(COMPAT_LINK, "../sysctl.conf"), SYSCTL_CONF);
-        assert_eq!(resolve_link_target("/etc/sysctl.d/x.conf", "/dev/null"), DEV_NULL);
+        assert_eq!(
+            resolve_link_target(COMPAT_LINK, "../sysctl.conf"),
+            SYSCTL_CONF
+        );
+        assert_eq!(
+            resolve_link_target("/etc/sysctl.d/x.conf", "/dev/null"),
+            DEV_NULL
+        );
     }
 
     #[test]
@@ -368,22 +383,37 @@ mod tests {
         );
         let simple = parse_conf(text);
         assert_eq!(simple.len(), 6, "the exclusion has no value");
-        assert_eq!(simple[0], ("net.ipv4.ip_forward".to_string(), "1".to_string(), 4));
+        assert_eq!(
+            simple[0],
+            ("net.ipv4.ip_forward".to_string(), "1".to_string(), 4)
+        );
     }
 
     #[test]
     fn crlf_lines() {
         let lines = parse_conf("a.b = 1\r\nc.d=2\r\n");
-        assert_eq!(lines, vec![("a.b".into(), "1".into(), 1), ("c.d".into(), "2".into(), 2)]);
+        assert_eq!(
+            lines,
+            vec![("a.b".into(), "1".into(), 1), ("c.d".into(), "2".into(), 2)]
+        );
     }
 
     #[test]
     fn normalises_keys() {
         assert_eq!(normalize_key("net/ipv4/ip_forward"), "net.ipv4.ip_forward");
         assert_eq!(normalize_key("net.ipv4.ip_forward"), "net.ipv4.ip_forward");
-        assert_eq!(normalize_key("/net/ipv4//ip_forward"), "net.ipv4.ip_forward");
-        assert_eq!(normalize_key("net/ipv4/conf/eth0.100/rp_filter"), "net.ipv4.conf.eth0/100.rp_filter");
-        assert_eq!(normalize_key("net.ipv4.conf.eth0/100.rp_filter"), "net.ipv4.conf.eth0/100.rp_filter");
+        assert_eq!(
+            normalize_key("/net/ipv4//ip_forward"),
+            "net.ipv4.ip_forward"
+        );
+        assert_eq!(
+            normalize_key("net/ipv4/conf/eth0.100/rp_filter"),
+            "net.ipv4.conf.eth0/100.rp_filter"
+        );
+        assert_eq!(
+            normalize_key("net.ipv4.conf.eth0/100.rp_filter"),
+            "net.ipv4.conf.eth0/100.rp_filter"
+        );
         assert_eq!(normalize_key(" kernel.panic "), "kernel.panic");
     }
 
@@ -391,14 +421,38 @@ mod tests {
     fn globs() {
         assert!(is_glob("net.ipv4.conf.*.rp_filter"));
         assert!(!is_glob("net.ipv4.ip_forward"));
-        assert!(glob_matches("net.ipv4.conf.*.rp_filter", "net.ipv4.conf.all.rp_filter"));
-        assert!(glob_matches("net.ipv4.conf.*.rp_filter", "net.ipv4.conf.eth0/100.rp_filter"));
-        assert!(!glob_matches("net.ipv4.conf.*.rp_filter", "net.ipv4.conf.a.b.rp_filter"));
-        assert!(!glob_matches("net.ipv4.conf.*.rp_filter", "net.ipv6.conf.all.rp_filter"));
-        assert!(glob_matches("net.ipv4.conf.eth?.rp_filter", "net.ipv4.conf.eth0.rp_filter"));
-        assert!(glob_matches("net.ipv4.conf.eth[0-1].rp_filter", "net.ipv4.conf.eth1.rp_filter"));
-        assert!(!glob_matches("net.ipv4.conf.eth[!0-1].rp_filter", "net.ipv4.conf.eth1.rp_filter"));
-        assert!(glob_matches("net.*.conf.*.forwarding", "net.ipv6.conf.all.forwarding"));
+        assert!(glob_matches(
+            "net.ipv4.conf.*.rp_filter",
+            "net.ipv4.conf.all.rp_filter"
+        ));
+        assert!(glob_matches(
+            "net.ipv4.conf.*.rp_filter",
+            "net.ipv4.conf.eth0/100.rp_filter"
+        ));
+        assert!(!glob_matches(
+            "net.ipv4.conf.*.rp_filter",
+            "net.ipv4.conf.a.b.rp_filter"
+        ));
+        assert!(!glob_matches(
+            "net.ipv4.conf.*.rp_filter",
+            "net.ipv6.conf.all.rp_filter"
+        ));
+        assert!(glob_matches(
+            "net.ipv4.conf.eth?.rp_filter",
+            "net.ipv4.conf.eth0.rp_filter"
+        ));
+        assert!(glob_matches(
+            "net.ipv4.conf.eth[0-1].rp_filter",
+            "net.ipv4.conf.eth1.rp_filter"
+        ));
+        assert!(!glob_matches(
+            "net.ipv4.conf.eth[!0-1].rp_filter",
+            "net.ipv4.conf.eth1.rp_filter"
+        ));
+        assert!(glob_matches(
+            "net.*.conf.*.forwarding",
+            "net.ipv6.conf.all.forwarding"
+        ));
         assert!(glob_matches("kernel.*", "kernel.panic"));
         assert!(!glob_matches("kernel.*", "kernel.keys.root_maxkeys"));
         assert!(glob_matches("net.ipv4.conf.*_x.y", "net.ipv4.conf.a_b_x.y"));

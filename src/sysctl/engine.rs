@@ -19,7 +19,8 @@ const MAX_HOPS: usize = 40;
 pub(crate) struct Line {
     pub key: String,
     pub value: Option<String>,
-    pub line: Option<u32>,
+    /// Line number in a baseline file.
+    pub number: Option<u32>,
     pub evidence: Option<Evidence>,
     pub conditional: bool,
 }
@@ -27,7 +28,10 @@ pub(crate) struct Line {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Entry {
     /// A regular file; `source` says where a baseline file came from.
-    Content { lines: Vec<Line>, source: Option<String> },
+    Content {
+        lines: Vec<Line>,
+        source: Option<String>,
+    },
     /// A symlink to an absolute, normalised target.
     Link { target: String },
 }
@@ -123,12 +127,21 @@ impl FileSet {
 
     /// Sets `key` in the file at `path` (through links): the first line for
     /// the key is replaced and later ones dropped, or the line is appended.
-    pub fn persist(&mut self, path: &str, key: &str, value: &str, evidence: Option<Evidence>, conditional: bool) {
-        let Some(lines) = self.content_mut(path, true) else { return };
+    pub fn persist(
+        &mut self,
+        path: &str,
+        key: &str,
+        value: &str,
+        evidence: Option<Evidence>,
+        conditional: bool,
+    ) {
+        let Some(lines) = self.content_mut(path, true) else {
+            return;
+        };
         let new = Line {
             key: key.to_string(),
             value: Some(value.to_string()),
-            line: None,
+            number: None,
             evidence,
             conditional,
         };
@@ -172,11 +185,14 @@ impl FileSet {
     /// The file at `path` as `sysctl -p` (or an engine) would read it.
     pub fn applied(&self, path: &str) -> Applied<'_> {
         let resolved = self.resolve(path);
-        let (content_path, source, lines): (Option<String>, Option<&str>, &[Line]) = match &resolved {
+        let (content_path, source, lines): (Option<String>, Option<&str>, &[Line]) = match &resolved
+        {
             Resolved::Content(p) => match self.entries.get(p) {
-                Some(Entry::Content { lines, source }) => {
-                    (Some(p.clone()).filter(|p| p != path), source.as_deref(), lines.as_slice())
-                }
+                Some(Entry::Content { lines, source }) => (
+                    Some(p.clone()).filter(|p| p != path),
+                    source.as_deref(),
+                    lines.as_slice(),
+                ),
                 _ => (None, None, &[]),
             },
             Resolved::Null => (Some(DEV_NULL.to_string()), None, &[]),
@@ -212,7 +228,12 @@ impl FileSet {
         }
         let mut out: Vec<Applied<'_>> = chosen.values().map(|p| self.applied(p)).collect();
         // procps applies /etc/sysctl.conf last, if it is a regular file.
-        if engine == Engine::Procps && matches!(self.resolve(SYSCTL_CONF), Resolved::Content(_) | Resolved::Unknown) {
+        if engine == Engine::Procps
+            && matches!(
+                self.resolve(SYSCTL_CONF),
+                Resolved::Content(_) | Resolved::Unknown
+            )
+        {
             out.push(self.applied(SYSCTL_CONF));
         }
         out
@@ -234,7 +255,7 @@ fn setting(file: &Applied<'_>, line: &Line) -> Setting {
     Setting {
         file: file.read_as.clone(),
         via_link_to: file.content_path.clone(),
-        line: line.line,
+        line: line.number,
         key: line.key.clone(),
         value: line.value.clone(),
         evidence: line.evidence.clone(),
@@ -253,7 +274,11 @@ fn setting(file: &Applied<'_>, line: &Line) -> Setting {
 /// exists anywhere; among globs, systemd applies its options in the order
 /// they were last changed (an assignment repeating the same value keeps
 /// its place), procps in reading order.
-pub(crate) fn evaluate(engine: Engine, files: &[Applied<'_>], keys: &BTreeSet<String>) -> BTreeMap<String, KeyBoot> {
+pub(crate) fn evaluate(
+    engine: Engine,
+    files: &[Applied<'_>],
+    keys: &BTreeSet<String>,
+) -> BTreeMap<String, KeyBoot> {
     let seq: Vec<Setting> = files
         .iter()
         .flat_map(|f| f.lines.iter().map(move |l| setting(f, l)))
@@ -280,7 +305,11 @@ pub(crate) fn evaluate(engine: Engine, files: &[Applied<'_>], keys: &BTreeSet<St
         let matching_globs: Vec<&str> = if is_glob(key) {
             Vec::new()
         } else {
-            glob_keys.iter().copied().filter(|g| glob_matches(g, key)).collect()
+            glob_keys
+                .iter()
+                .copied()
+                .filter(|g| glob_matches(g, key))
+                .collect()
         };
         let winner = if explicit.is_empty() {
             glob_winner(engine, &seq, &by_key, &retained, &matching_globs)
@@ -315,7 +344,11 @@ fn explicit_winner(engine: Engine, seq: &[Setting], explicit: &[usize]) -> Optio
         // The last line is the retained option (same value or a replacement);
         // an exclusion there means the key is not written.
         Engine::SystemdSysctl => explicit.last().copied(),
-        Engine::Procps => explicit.iter().rev().copied().find(|&i| seq[i].value.is_some()),
+        Engine::Procps => explicit
+            .iter()
+            .rev()
+            .copied()
+            .find(|&i| seq[i].value.is_some()),
     }
 }
 

@@ -43,8 +43,8 @@ mod simulate;
 pub use baseline::{Baseline, BaselineEntry, BaselineFile};
 pub use catalog::{BUILTIN_CATALOG, CatalogProfile, catalog_profiles, check_catalog};
 pub use conf::{
-    COMPAT_LINK, ConfLine, SYSCTL_CONF, SysctlDir, SysctlFileKind, glob_matches, is_glob, normalize_key,
-    parse_conf, parse_conf_lines, sysctl_file_kind,
+    COMPAT_LINK, ConfLine, SYSCTL_CONF, SysctlDir, SysctlFileKind, glob_matches, is_glob,
+    normalize_key, parse_conf, parse_conf_lines, sysctl_file_kind,
 };
 pub use simulate::simulate;
 
@@ -84,7 +84,9 @@ impl Engine {
 
 /// One sysctl-relevant effect of a task.
 ///
-/// Paths are absolute host paths (normalised here); keys may use `/` or `.`.
+/// Paths are absolute host paths (normalised here; a path that is not
+/// absolute, e.g. an unresolved template, is kept as given and is never read
+/// at boot); keys may use `/` or `.`.
 /// `Persist` and `Remove` write through symlinks, as `ansible.posix.sysctl`
 /// and `lineinfile` do (they write to the link's real path): on a Debian
 /// host, persisting into `/etc/sysctl.d/99-sysctl.conf` edits
@@ -99,7 +101,11 @@ pub enum WriteKind {
     /// its `sysctl_file`; `copy`/`template`/`lineinfile`/`blockinfile`/
     /// `ini_file` into a sysctl file): replaces the file's first line for
     /// the key (dropping later duplicates) or is appended.
-    Persist { file: String, key: String, value: String },
+    Persist {
+        file: String,
+        key: String,
+        value: String,
+    },
     /// A key removed from a file (`ansible.posix.sysctl state=absent`,
     /// `lineinfile state=absent`).
     Remove { file: String, key: String },
@@ -232,7 +238,8 @@ impl KeyResult {
     /// The value at boot for `engine` under a link assumption.
     #[must_use]
     pub fn boot_value(&self, engine: Engine, with_link: bool) -> Option<&str> {
-        self.boot_for(engine, with_link).and_then(|b| b.value.as_deref())
+        self.boot_for(engine, with_link)
+            .and_then(|b| b.value.as_deref())
     }
 
     /// The live value right after the playbook under a link assumption.
