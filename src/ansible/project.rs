@@ -995,10 +995,10 @@ impl Builder<'_> {
         tags.extend(task.tags.iter().cloned());
         // Ansible templates tags; keep the template when it cannot be rendered.
         for t in &mut tags {
-            if is_templated(t) {
-                if let Some(r) = self.resolver.resolve(t, &PlayContext { layers }, &scopes) {
-                    *t = r;
-                }
+            if is_templated(t)
+                && let Some(r) = self.resolver.resolve(t, &PlayContext { layers }, &scopes)
+            {
+                *t = r;
             }
         }
         TaskInstance {

@@ -13,6 +13,7 @@ use minijinja::State;
 use minijinja::value::{Kwargs, Value};
 use regex::Regex;
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt::Write as _;
 
 /// Positional and keyword arguments of a filter or test (after the subject).
@@ -337,10 +338,31 @@ fn compile_regex(pattern: &str, ignorecase: bool, multiline: bool) -> Result<Reg
     } else {
         format!("(?{flags}){translated}")
     };
-    regex::RegexBuilder::new(&full)
+    // `select('match', ...)` compiles the same pattern once per item; keep
+    // a few compiled patterns per thread.
+    thread_local! {
+        static CACHE: RefCell<Vec<(String, Regex)>> = const { RefCell::new(Vec::new()) };
+    }
+    if let Some(re) = CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(p, _)| *p == full)
+            .map(|(_, re)| re.clone())
+    }) {
+        return Ok(re);
+    }
+    let re = regex::RegexBuilder::new(&full)
         .size_limit(1 << 20)
         .build()
-        .map_err(|e| Fail::TooComplex(format!("regular expression not supported: {e}")))
+        .map_err(|e| Fail::TooComplex(format!("regular expression not supported: {e}")))?;
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= 32 {
+            c.remove(0);
+        }
+        c.push((full, re.clone()));
+    });
+    Ok(re)
 }
 
 /// Python `re.sub` replacement template to the `regex` crate's syntax.

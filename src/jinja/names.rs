@@ -182,7 +182,16 @@ impl Walker {
                     self.out.insert(v.id.to_string());
                 }
             }
-            Expr::Const(_) => {}
+            // Conditionals render templates found in string constants.
+            Expr::Const(c) => {
+                if let Some(text) = c.value.as_str().filter(|t| is_template(t)) {
+                    for name in referenced(text) {
+                        if !self.bound(&name) {
+                            self.out.insert(name);
+                        }
+                    }
+                }
+            }
             Expr::Slice(s) => {
                 self.expr(&s.expr);
                 for x in s.start.iter().chain(&s.stop).chain(&s.step) {
