@@ -496,7 +496,7 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
     say("- preflint exit codes are ignored (1 means findings); baseline tools ran in a copy of the tree.")
     if ref_name and ref_name != "check":
         say(f"- speed-up reference is `preflint {ref_name}` because "
-            f"{'check' if ref_name == 'who-fixes' else 'check and who-fixes'} are not implemented yet.")
+            f"{'check is' if ref_name == 'who-fixes' else 'check and who-fixes are'} not implemented yet.")
     if floor_par is None:
         say(f"- parse floor not available: {floor_why}")
     for n in notes:

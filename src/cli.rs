@@ -7,6 +7,7 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(
     name = "preflint",
+    args_conflicts_with_subcommands = true,
     version,
     about = "Reads Ansible role trees without running them and tells who prepares each Kubernetes node concern.",
     long_about = "preflint reads Ansible content (playbooks, roles, inventories) the way Ansible does, \
@@ -15,11 +16,35 @@ Examples:\n  preflint tasks test-repos/mini-kubespray\n  preflint tasks --playbo
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+
+    /// With no subcommand, `preflint [PATH]` runs `check`.
+    #[command(flatten)]
+    pub check: CheckArgs,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Lint a tree for node-preparation hazards (what CI runs): sysctl boot
+    /// order, settings not persisted, masked preflight errors, cgroup drivers.
+    ///
+    /// Examples:
+    ///   preflint check ~/kubespray
+    ///   preflint check --format sarif --fail-level error . > preflint.sarif
+    ///   preflint check --distro debian,gce --host-root ./sosreport .
+    Check(CheckArgs),
+    /// List every lint rule and concern.
+    Rules,
+    /// Print the documentation of a rule or a concern. Example: preflint explain sysctl-overridden-at-boot
+    Explain {
+        /// A rule id (`preflint rules` lists them) or a concern id.
+        id: String,
+    },
+    /// Show every sysctl the tree writes, its value now and after reboot under
+    /// each engine, and the file that wins.
+    ///
+    /// Example: preflint sysctl --distro centos7 ~/kubespray
+    Sysctl(SysctlArgs),
     /// List the tasks each entry playbook reaches, in order, with their conditions.
     ///
     /// Example: preflint tasks --playbook cluster.yml ~/kubespray
@@ -110,4 +135,88 @@ pub struct WhoFixesArgs {
     /// directory name). Example: --tool-name kubespray
     #[arg(long, value_name = "NAME")]
     pub tool_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum CheckFormat {
+    /// Source snippets and a summary, for terminals.
+    Human,
+    /// All findings as JSON.
+    Json,
+    /// SARIF 2.1.0 (GitHub code scanning and other SARIF viewers).
+    Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+    /// GitLab code quality report.
+    Codeclimate,
+    /// JUnit XML (GitLab, Jenkins test reports).
+    Junit,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Args)]
+pub struct SysctlOptions {
+    /// Sysctl files distributions and cloud images ship, assumed present on the
+    /// hosts (comma-separated profiles from rules/sysctl-distro.yml, or `none`).
+    /// Example: --distro debian,gce
+    #[arg(long, value_name = "PROFILES")]
+    pub distro: Option<String>,
+
+    /// A copy of a real host's /etc, /run, /usr/lib, /usr/local/lib and /lib
+    /// (e.g. from an sosreport): its sysctl files become the baseline.
+    /// Example: --host-root ./sosreport-node1
+    #[arg(long, value_name = "DIR")]
+    pub host_root: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SysctlArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub sysctl: SysctlOptions,
+    /// Output format. Example: --format json
+    #[arg(long, value_enum, default_value_t = TasksFormat::Human)]
+    pub format: TasksFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub sysctl: SysctlOptions,
+
+    /// Output format. Example: --format github
+    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+    pub format: CheckFormat,
+
+    /// Exit 1 when a finding at or above this level remains (default: warning,
+    /// or fail_level in .preflint.yml). Example: --fail-level error
+    #[arg(long, value_enum)]
+    pub fail_level: Option<Level>,
+
+    /// Configuration file (default: .preflint.yml at PATH). Example: --config ci/preflint.yml
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Report only findings not in this baseline file. Example: --baseline .preflint-baseline.json
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Write the current findings to FILE as a baseline and exit 0.
+    /// Example: --write-baseline .preflint-baseline.json
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+
+    /// A directory of concern files (*.yml) that add to or replace the built-in
+    /// catalog. Example: --rules ./audit-rules
+    #[arg(long, value_name = "DIR")]
+    pub rules: Option<PathBuf>,
 }

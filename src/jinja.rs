@@ -35,6 +35,28 @@
 //! * Where Ansible itself fails the answer is unknown: [`UnknownWhy::Unset`]
 //!   when something undefined is used, [`UnknownWhy::TooComplex`] with
 //!   [`Unknown::error`] set for type errors and bad arguments.
+//!
+//! # Known differences from Ansible
+//!
+//! Checked against ansible-core 2.19 by `tests/jinja_oracle.rs`. Where we
+//! cannot match Ansible we answer unknown rather than differently, except:
+//!
+//! * `union`, `intersect`, `difference` keep first-seen order; Ansible goes
+//!   through Python sets, whose order is arbitrary (membership and length agree).
+//! * Templates with statements other than `if` (`for`, `set`, macros) are
+//!   rendered by minijinja once all their variables are known: the result is
+//!   always a string (Ansible keeps the native type of a single output node)
+//!   and operators there follow minijinja, not Python.
+//! * A fact is assumed to exist (`ansible_default_ipv6 is defined` is true),
+//!   and an unknown operand of `and`/`or` is assumed to be a boolean.
+//!
+//! Answered unknown although Ansible has an answer: Python regular
+//! expression features the `regex` crate lacks (look-around,
+//! back-references, `$` before a trailing newline in filters), `%`
+//! formatting and `str.format`, object identity (`is sameas` on numbers or
+//! strings), integers beyond 128 bits, an undefined value inside a list
+//! literal, and every filter or test not implemented in `ansible.rs`
+//! (`to_yaml`, `json_query`, `ipaddr`, `b64decode`, `hash`, `sum`...).
 
 mod ansible;
 mod eval;
@@ -66,6 +88,10 @@ pub const MAX_AST_DEPTH: usize = 128;
 /// Deepest nesting of brackets (`(`, `[`, `{`) we hand to the parser, whose
 /// recursion per bracket is deep: this keeps parsing within a 1 MiB stack.
 pub const MAX_BRACKET_DEPTH: usize = 32;
+/// Most operators (`and`, `or`, `|`, `~`, comparisons, arithmetic) accepted in
+/// one source: a long operator chain parses into a tree as deep as the chain,
+/// and such trees overflow small thread stacks when walked or dropped.
+pub const MAX_OPERATORS: usize = 512;
 
 /// Why a value is not known statically.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -261,7 +287,36 @@ fn parseable(src: &str) -> bool {
     // Brackets inside string literals are skipped; template text outside
     // `{{ }}` is counted too, which only errs on the safe side.
     let (mut depth, mut quote, mut escaped) = (0usize, None, false);
+    let (mut operators, mut word) = (0usize, String::new());
+    // In a template only the code between delimiters is parsed as expressions.
+    let templated = src.contains("{{") || src.contains("{%");
+    let mut inside = !templated;
+    let mut prev = '\0';
     for c in src.chars() {
+        if templated && quote.is_none() {
+            if prev == '{' && (c == '{' || c == '%') {
+                inside = true;
+            } else if (prev == '}' || prev == '%') && c == '}' {
+                inside = false;
+            }
+        }
+        prev = c;
+        if quote.is_none() && inside {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                if matches!(word.as_str(), "and" | "or" | "not" | "in" | "is" | "if") {
+                    operators += 1;
+                }
+                word.clear();
+                if matches!(c, '|' | '~' | '+' | '-' | '*' | '/' | '<' | '>' | '=' | '!') {
+                    operators += 1;
+                }
+            }
+            if operators > MAX_OPERATORS {
+                return false;
+            }
+        }
         match quote {
             Some(q) => {
                 if escaped {

@@ -3,13 +3,17 @@
 #![forbid(unsafe_code)]
 
 pub mod ansible;
+pub mod baseline;
+pub mod check;
 pub mod cli;
 pub mod concern;
+pub mod config;
 pub mod diagnostic;
 pub mod discover;
 pub mod jinja;
 pub mod load;
 pub mod output;
+pub mod rule;
 pub mod run;
 pub mod source;
 pub mod sysctl;

@@ -2,7 +2,11 @@
 //! discover -> parse (parallel) -> model -> (analyze) -> sort -> emit.
 
 use crate::ansible::project::{self, BuildOptions, Project};
-use crate::cli::{Cli, Command, CommonArgs, TasksArgs, WhoFixesArgs, WhoFixesFormat};
+use crate::cli::{
+    CheckArgs, Cli, Command, CommonArgs, Level, SysctlArgs, SysctlOptions, TasksArgs, WhoFixesArgs,
+    WhoFixesFormat,
+};
+use crate::config::{Config, RuleLevel};
 use crate::diagnostic::{Diagnostic, LocatedDiagnostic, Severity};
 use crate::discover::{self, Excludes};
 use crate::load::Loader;
@@ -18,9 +22,32 @@ use std::sync::Arc;
 /// A setup error (missing path, unreadable config) as a message.
 pub fn run(cli: Cli) -> Result<u8, String> {
     match cli.command {
-        Command::Tasks(args) => tasks(&args),
-        Command::WhoFixes(args) => who_fixes(&args),
+        None => check(&cli.check),
+        Some(Command::Check(args)) => check(&args),
+        Some(Command::Tasks(args)) => tasks(&args),
+        Some(Command::WhoFixes(args)) => who_fixes(&args),
+        Some(Command::Rules) => rules(),
+        Some(Command::Explain { id }) => explain(&id),
+        Some(Command::Sysctl(args)) => sysctl(&args),
     }
+}
+
+/// The configuration for a run: `.preflint.yml` at the root (or `--config`).
+fn config_for(common: &CommonArgs, explicit: Option<&Path>) -> Result<Config, String> {
+    let root = if common.path.is_file() {
+        common
+            .path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    } else {
+        common.path.clone()
+    };
+    let ids: Vec<&str> = crate::rule::registry()
+        .iter()
+        .map(|r| r.meta().id)
+        .collect();
+    Config::load(&root, explicit, &ids)
+        .map_err(|errs| format!("invalid configuration:\n  {}", errs.join("\n  ")))
 }
 
 /// A model of the tree plus every diagnostic found while reading it.
@@ -36,7 +63,7 @@ pub struct Loaded {
 ///
 /// # Errors
 /// When PATH does not exist or an entry playbook is missing.
-pub fn load(common: &CommonArgs) -> Result<Loaded, String> {
+pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
     let root = common.path.clone();
     if !root.exists() {
         return Err(format!("{}: no such file or directory", root.display()));
@@ -53,7 +80,12 @@ pub fn load(common: &CommonArgs) -> Result<Loaded, String> {
         (dir, vec![root.clone()])
     } else {
         let mut pbs = Vec::new();
-        for p in &common.playbooks {
+        let listed: Vec<PathBuf> = if common.playbooks.is_empty() {
+            config.playbooks.clone()
+        } else {
+            common.playbooks.clone()
+        };
+        for p in &listed {
             let full = if p.is_absolute() || p.exists() && !root.join(p).exists() {
                 p.clone()
             } else {
@@ -73,6 +105,7 @@ pub fn load(common: &CommonArgs) -> Result<Loaded, String> {
     let sources = Arc::new(SourceMap::new(&root));
     let mut diags: Vec<Diagnostic> = Vec::new();
     let mut exclude_list = common.excludes.clone();
+    exclude_list.extend(config.exclude_paths.iter().cloned());
     exclude_list.extend(ansible_lint_excludes(&root));
     let excludes = Excludes::new(&exclude_list);
 
@@ -88,8 +121,13 @@ pub fn load(common: &CommonArgs) -> Result<Loaded, String> {
         diags.extend(l.diagnostics.iter().cloned());
         diags.extend(l.yaml.diagnostics.iter().cloned());
     }
-    let extra = crate::vars::parse_extra_vars(&common.extra_vars, &sources)?;
-    let inventory = match &common.inventory {
+    let mut extra = crate::vars::ExtraVars {
+        vars: config.extra_vars.clone(),
+    };
+    extra
+        .vars
+        .extend(crate::vars::parse_extra_vars(&common.extra_vars, &sources)?.vars);
+    let inventory = match common.inventory.as_ref().or(config.inventory.as_ref()) {
         Some(p) if !p.exists() => {
             return Err(format!("-i {}: no such file or directory", p.display()));
         }
@@ -153,7 +191,8 @@ fn ansible_lint_excludes(root: &Path) -> Vec<String> {
 }
 
 fn tasks(args: &TasksArgs) -> Result<u8, String> {
-    let loaded = load(&args.common)?;
+    let config = config_for(&args.common, None)?;
+    let loaded = load(&args.common, &config)?;
     let text = match args.format {
         crate::cli::TasksFormat::Human => output::tasks::human(&loaded),
         crate::cli::TasksFormat::Json => output::tasks::json(&loaded),
@@ -173,17 +212,18 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
         let lines: Vec<String> = errs.iter().map(ToString::to_string).collect();
         format!("invalid concern catalog:\n  {}", lines.join("\n  "))
     })?;
-    let mut loaded = load(&args.common)?;
+    let config = config_for(&args.common, None)?;
+    let mut loaded = load(&args.common, &config)?;
     if let Some(name) = &args.tool_name {
         loaded.project.name.clone_from(name);
     }
-    let verdicts = crate::concern::analyze::analyze(
+    let scope = crate::concern::analyze::Scope::new(
         &loaded.project,
-        &loaded.sources,
-        &catalog,
         &loaded.extra,
         loaded.inventory.as_ref(),
     );
+    let verdicts =
+        crate::concern::analyze::analyze(&loaded.project, &loaded.sources, &catalog, &scope);
     let text = match args.format {
         WhoFixesFormat::Table => output::who_fixes::table(&verdicts),
         WhoFixesFormat::Markdown => output::who_fixes::markdown(&verdicts),
@@ -194,6 +234,232 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
             &loaded.project.unresolved,
             &loaded.diagnostics,
         ),
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(0)
+}
+
+fn level(l: Level) -> Severity {
+    match l {
+        Level::Info => Severity::Info,
+        Level::Warning => Severity::Warning,
+        Level::Error => Severity::Error,
+    }
+}
+
+/// The sysctl files assumed on the hosts before the playbook.
+fn baseline(opts: &SysctlOptions, config: &Config) -> Result<crate::sysctl::Baseline, String> {
+    if let Some(dir) = &opts.host_root {
+        if !dir.is_dir() {
+            return Err(format!("--host-root {}: not a directory", dir.display()));
+        }
+        return crate::sysctl::Baseline::from_host_root(dir)
+            .map_err(|e| format!("--host-root {}: {e}", dir.display()));
+    }
+    let profiles: Vec<String> = match &opts.distro {
+        Some(d) => d
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        None => config.distro.clone(),
+    };
+    if profiles.is_empty() || profiles.iter().all(|p| p == "none") {
+        return Ok(crate::sysctl::Baseline::empty());
+    }
+    crate::sysctl::Baseline::from_catalog(&profiles).map_err(|e| format!("--distro: {e}"))
+}
+
+/// Everything `check` computes, for the command and for tests.
+pub struct CheckRun {
+    pub loaded: Loaded,
+    pub findings: Vec<crate::rule::Finding>,
+    pub fail_level: Severity,
+}
+
+/// discover -> parse -> model -> analyze -> rules -> suppress -> sort.
+///
+/// # Errors
+/// Setup errors (missing path, invalid configuration or catalog).
+pub fn check_run(args: &CheckArgs) -> Result<CheckRun, String> {
+    let config = config_for(&args.common, args.config.as_deref())?;
+    let catalog = crate::concern::catalog::load(args.rules.as_deref()).map_err(|errs| {
+        let lines: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        format!("invalid concern catalog:\n  {}", lines.join("\n  "))
+    })?;
+    let base = baseline(&args.sysctl, &config)?;
+    let required = crate::check::required()?;
+    let loaded = load(&args.common, &config)?;
+    let scope = crate::concern::analyze::Scope::new(
+        &loaded.project,
+        &loaded.extra,
+        loaded.inventory.as_ref(),
+    );
+    let verdicts =
+        crate::concern::analyze::analyze(&loaded.project, &loaded.sources, &catalog, &scope);
+    let writes = crate::check::extract::sysctl_writes(&scope, &loaded.sources);
+    let sysctl = crate::check::simulate(&base, &writes);
+    let cx = crate::check::Context {
+        project: &loaded.project,
+        sources: &loaded.sources,
+        scope: &scope,
+        verdicts: &verdicts,
+        writes: &writes,
+        sysctl: &sysctl,
+        required: &required,
+    };
+    let settings = |m: &crate::rule::RuleMeta| match config.rules.get(m.id) {
+        Some(RuleLevel::Off) => crate::check::RuleSetting {
+            enabled: false,
+            severity: m.severity,
+        },
+        Some(RuleLevel::Level(s)) => crate::check::RuleSetting {
+            enabled: true,
+            severity: *s,
+        },
+        None => crate::check::RuleSetting {
+            enabled: true,
+            severity: m.severity,
+        },
+    };
+    let mut findings = crate::check::run_rules(&cx, &settings);
+    // Load problems are findings too (reserved ids), so CI sees broken files.
+    for d in &loaded.diagnostics {
+        findings.push(crate::rule::Finding {
+            rule: d.code.to_string(),
+            severity: d.severity,
+            message: d.message.clone(),
+            help: d.help.clone(),
+            file: d.file.clone(),
+            line: d.line,
+            column: d.column,
+            preflight: None,
+            related: Vec::new(),
+            fingerprint: crate::rule::fingerprint(d.code, &d.file, &d.message),
+        });
+    }
+    findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    let fail_level = args
+        .fail_level
+        .map(level)
+        .or(config.fail_level)
+        .unwrap_or(Severity::Warning);
+    drop(scope);
+    Ok(CheckRun {
+        loaded,
+        findings,
+        fail_level,
+    })
+}
+
+fn check(args: &CheckArgs) -> Result<u8, String> {
+    let mut run = check_run(args)?;
+    if let Some(path) = &args.write_baseline {
+        crate::baseline::write(path, &run.findings)?;
+        eprintln!(
+            "preflint: wrote {} findings to {}",
+            run.findings.len(),
+            path.display()
+        );
+        return Ok(0);
+    }
+    if let Some(path) = &args.baseline {
+        let known = crate::baseline::read(path)?;
+        run.findings.retain(|f| !known.contains(&f.fingerprint));
+    }
+    let text = output::check::render(args.format, &run, &args.common.path.display().to_string());
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    let failing = run.findings.iter().any(|f| f.severity >= run.fail_level);
+    Ok(u8::from(failing))
+}
+
+fn rules() -> Result<u8, String> {
+    let mut out = String::new();
+    out.push_str("Rules (preflint explain ID for details):\n");
+    for r in crate::rule::registry() {
+        let m = r.meta();
+        out.push_str(&format!(
+            "  {:<38} {:<8} {}\n",
+            m.id,
+            m.severity.as_str(),
+            m.summary
+        ));
+    }
+    out.push_str("\nConcerns (preflint who-fixes):\n");
+    let catalog = crate::concern::catalog::load(None).map_err(|e| format!("{e:?}"))?;
+    for c in &catalog {
+        out.push_str(&format!("  {:<38} {}\n", c.id, c.title));
+    }
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    Ok(0)
+}
+
+fn explain(id: &str) -> Result<u8, String> {
+    if let Some(r) = crate::rule::registry()
+        .into_iter()
+        .find(|r| r.meta().id == id)
+    {
+        let m = r.meta();
+        let text = format!(
+            "# {} ({}, {})\n\n{}\n\n{}",
+            m.id,
+            m.category,
+            m.severity.as_str(),
+            m.summary,
+            m.doc
+        );
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        return Ok(0);
+    }
+    let catalog = crate::concern::catalog::load(None).map_err(|e| format!("{e:?}"))?;
+    if let Some(c) = catalog.iter().find(|c| c.id == id) {
+        let mut text = format!(
+            "# {} (concern)\n\n{}\n\n{}\n\nReference: {}\n",
+            c.id,
+            c.title,
+            c.why.trim(),
+            c.reference
+        );
+        if let Some(p) = &c.preflight {
+            text.push_str(&format!("kubeadm preflight check: {p}\n"));
+        }
+        if !c.applies_to.is_empty() {
+            text.push_str(&format!("Applies to: {}\n", c.applies_to.join(", ")));
+        }
+        for p in &c.parts {
+            text.push_str(&format!(
+                "Part `{}`: {} fix patterns, {} check patterns\n",
+                p.name,
+                p.fix.len(),
+                p.check.len()
+            ));
+        }
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        return Ok(0);
+    }
+    Err(format!(
+        "no rule or concern `{id}` (run `preflint rules` for the list)"
+    ))
+}
+
+fn sysctl(args: &SysctlArgs) -> Result<u8, String> {
+    let config = config_for(&args.common, None)?;
+    let base = baseline(&args.sysctl, &config)?;
+    let loaded = load(&args.common, &config)?;
+    let scope = crate::concern::analyze::Scope::new(
+        &loaded.project,
+        &loaded.extra,
+        loaded.inventory.as_ref(),
+    );
+    let writes = crate::check::extract::sysctl_writes(&scope, &loaded.sources);
+    let results = crate::check::simulate(&base, &writes);
+    let text = match args.format {
+        crate::cli::TasksFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&results).unwrap_or_default();
+            s.push('\n');
+            s
+        }
+        crate::cli::TasksFormat::Human => output::sysctl::table(&results, &base),
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(0)

@@ -3,7 +3,7 @@
 //!
 //! Reads `tests/oracle/conditions/cases.yml`, evaluates every case with
 //! [`preflint::jinja::eval_condition`], asks `tests/oracle/conditions/eval.py`
-//! (run with the Python in `PREFLINT_PYTHON`, else
+//! (run with the Python named by `PREFLINT_PYTHON`, or when unset
 //! `/opt/preflint-venv/bin/python`, else `python3`) what ansible-core
 //! answers, and checks:
 //!
@@ -120,21 +120,35 @@ impl VarSource for CaseVars<'_> {
     }
 }
 
-fn python() -> Option<PathBuf> {
-    let mut candidates = Vec::new();
-    if let Some(p) = std::env::var_os("PREFLINT_PYTHON") {
-        candidates.push(PathBuf::from(p));
-    }
-    candidates.push(PathBuf::from("/opt/preflint-venv/bin/python"));
-    candidates.push(PathBuf::from("python3"));
-    candidates.into_iter().find(|p| {
+/// The Python to run eval.py with, or the candidates that were tried.
+fn python() -> Result<PathBuf, String> {
+    // An explicit choice is used alone, so a wrong one fails loudly.
+    let candidates = match std::env::var_os("PREFLINT_PYTHON") {
+        Some(p) => vec![PathBuf::from(p)],
+        None => vec![
+            PathBuf::from("/opt/preflint-venv/bin/python"),
+            PathBuf::from("python3"),
+        ],
+    };
+    let works = |p: &PathBuf| {
         Command::new(p)
             .args(["-c", "import ansible.template"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success())
-    })
+    };
+    candidates
+        .iter()
+        .find(|p| works(p))
+        .cloned()
+        .ok_or_else(|| {
+            candidates
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
 }
 
 /// Runs eval.py; returns each case's results by id.
@@ -213,15 +227,16 @@ fn conditions_agree_with_ansible() {
         "the oracle needs at least 60 cases, has {}",
         cases.len()
     );
-    let Some(python) = python() else {
-        if std::env::var("PREFLINT_SKIP_ORACLE").as_deref() == Ok("1") {
+    let python = match python() {
+        Ok(p) => p,
+        Err(_) if std::env::var("PREFLINT_SKIP_ORACLE").as_deref() == Ok("1") => {
             eprintln!("conditions: oracle skipped (PREFLINT_SKIP_ORACLE=1)");
             return;
         }
-        panic!(
-            "no Python with ansible-core found (tried $PREFLINT_PYTHON, /opt/preflint-venv/bin/python, python3); \
-             install ansible-core or set PREFLINT_PYTHON, or set PREFLINT_SKIP_ORACLE=1 to skip this oracle"
-        );
+        Err(tried) => panic!(
+            "no Python with ansible-core found (tried: {tried}); install ansible-core, point \
+             PREFLINT_PYTHON at a Python that has it, or set PREFLINT_SKIP_ORACLE=1 to skip this oracle"
+        ),
     };
     let (version, results) = ansible_results(&python, &input);
 

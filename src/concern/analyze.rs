@@ -156,11 +156,63 @@ pub struct Verdict {
 }
 
 /// A reachable task with what it needs for evaluation.
-struct Reach<'a> {
-    entry: &'a str,
-    play: &'a Play,
-    play_vars: usize,
-    inst: &'a TaskInstance,
+pub struct Reach<'a> {
+    pub entry: &'a str,
+    pub play: &'a Play,
+    pub play_vars: usize,
+    pub inst: &'a TaskInstance,
+}
+
+/// Every play of every entry, with its variables indexed once.
+pub struct Scope<'a> {
+    pub plays: Vec<(&'a str, &'a Play)>,
+    pub play_vars: Vec<PlayVars>,
+}
+
+impl<'a> Scope<'a> {
+    #[must_use]
+    pub fn new(
+        project: &'a Project,
+        extra: &ExtraVars,
+        inventory: Option<&crate::ansible::inventory::Inventory>,
+    ) -> Self {
+        let plays: Vec<(&str, &Play)> = project
+            .entries
+            .iter()
+            .flat_map(|e| e.plays.iter().map(move |p| (e.name.as_str(), p)))
+            .collect();
+        let play_vars = plays
+            .iter()
+            .map(|(_, p)| PlayVars::new(p, extra, inventory))
+            .collect();
+        Scope { plays, play_vars }
+    }
+
+    /// Every reachable task (handlers after their play's tasks), in order.
+    #[must_use]
+    pub fn reach(&self) -> Vec<Reach<'a>> {
+        self.plays
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (entry, play))| {
+                play.tasks
+                    .iter()
+                    .chain(&play.handlers)
+                    .map(move |inst| Reach {
+                        entry,
+                        play,
+                        play_vars: i,
+                        inst,
+                    })
+            })
+            .collect()
+    }
+
+    /// The variables a reachable task sees.
+    #[must_use]
+    pub fn vars(&self, r: &Reach<'a>) -> TaskVars<'_> {
+        TaskVars::new(&self.play_vars[r.play_vars], Some(r.inst))
+    }
 }
 
 fn bool_canon(s: &str) -> String {
@@ -171,7 +223,7 @@ fn bool_canon(s: &str) -> String {
     }
 }
 
-fn json_text(v: &serde_json::Value) -> String {
+pub(crate) fn json_text(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Null => String::new(),
@@ -180,7 +232,7 @@ fn json_text(v: &serde_json::Value) -> String {
 }
 
 /// An argument's text after rendering (the template as written when unknown).
-fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
+pub(crate) fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
     match tv.value(node) {
         LookupOwned::Value(v) => json_text(&v),
         _ => node
@@ -189,7 +241,7 @@ fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
     }
 }
 
-fn command_text(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<String> {
+pub(crate) fn command_text(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<String> {
     let t = &inst.task;
     if let Some(n) = t.arg("_raw_params").or_else(|| t.arg("cmd")) {
         return Some(arg_text(tv, n));
@@ -205,7 +257,7 @@ fn command_text(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<String> {
     None
 }
 
-fn read_role_file(inst: &TaskInstance, sub: &str, src: &str) -> Option<String> {
+pub(crate) fn read_role_file(inst: &TaskInstance, sub: &str, src: &str) -> Option<String> {
     let mut candidates = Vec::new();
     if let Some(r) = &inst.role_path {
         candidates.push(r.join(sub).join(src));
@@ -223,7 +275,7 @@ fn read_role_file(inst: &TaskInstance, sub: &str, src: &str) -> Option<String> {
 }
 
 /// Files a task writes, with the content it puts there (as far as known).
-fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<(String, String)> {
+pub(crate) fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<(String, String)> {
     let t = &inst.task;
     let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
     let path = || {
@@ -370,7 +422,7 @@ fn var_evidence(sources: &SourceMap, tv: &TaskVars<'_>, name: &str) -> VarEviden
     }
 }
 
-fn why_label(w: &UnknownWhy) -> &'static str {
+pub(crate) fn why_label(w: &UnknownWhy) -> &'static str {
     match w {
         UnknownWhy::Fact => "host fact",
         UnknownWhy::Registered => "registered result",
@@ -455,7 +507,7 @@ fn eval_conditions(
 }
 
 /// The loop items of a task when they are known statically.
-fn loop_items(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<Vec<serde_json::Value>> {
+pub(crate) fn loop_items(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<Vec<serde_json::Value>> {
     let node = inst.task.loop_items.as_ref()?;
     match tv.value(node) {
         LookupOwned::Value(serde_json::Value::Array(items)) => Some(items),
@@ -470,41 +522,18 @@ pub fn analyze(
     project: &Project,
     sources: &SourceMap,
     catalog: &[Concern],
-    extra: &ExtraVars,
-    inventory: Option<&crate::ansible::inventory::Inventory>,
+    scope: &Scope<'_>,
 ) -> Vec<Verdict> {
-    let plays: Vec<(&str, &Play)> = project
-        .entries
-        .iter()
-        .flat_map(|e| e.plays.iter().map(move |p| (e.name.as_str(), p)))
-        .collect();
-    let play_vars: Vec<PlayVars> = plays
-        .iter()
-        .map(|(_, p)| PlayVars::new(p, extra, inventory))
-        .collect();
-    let reach: Vec<Reach<'_>> = plays
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (entry, play))| {
-            play.tasks
-                .iter()
-                .chain(&play.handlers)
-                .map(move |inst| Reach {
-                    entry,
-                    play,
-                    play_vars: i,
-                    inst,
-                })
-        })
-        .collect();
+    let reach = scope.reach();
+    let play_vars = &scope.play_vars;
     let mut verdicts: Vec<Verdict> = catalog
         .iter()
         .filter(|c| c.fact.is_none())
-        .map(|c| concern_verdict(project, sources, c, &reach, &play_vars))
+        .map(|c| concern_verdict(project, sources, c, &reach, play_vars))
         .collect();
     for c in catalog.iter().filter(|c| c.fact.is_some()) {
         verdicts.push(fact_verdict(
-            project, sources, c, &verdicts, &reach, &play_vars,
+            project, sources, c, &verdicts, &reach, play_vars,
         ));
     }
     verdicts.sort_by(|a, b| a.id.cmp(&b.id));

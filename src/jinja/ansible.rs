@@ -321,6 +321,42 @@ fn dirname(p: &str) -> String {
     }
 }
 
+/// Python's `$` (without `re.M`) also matches just before a final newline;
+/// the `regex` crate's does not. Returns the pattern with each bare `$`
+/// (outside classes, unescaped) widened to `\n?\z`, or `None` when there
+/// is none. The widened form consumes that newline, so it is only used
+/// where just the yes/no answer matters.
+fn python_dollar(pattern: &str) -> Option<String> {
+    let (mut out, mut found, mut in_class, mut escaped) = (String::new(), false, false, false);
+    for c in pattern.chars() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if in_class {
+            in_class = c != ']';
+        } else if c == '[' {
+            in_class = true;
+        } else if c == '$' {
+            found = true;
+            out.push_str("(?:\\n?\\z)");
+            continue;
+        }
+        out.push(c);
+    }
+    found.then_some(out)
+}
+
+/// The text a regex filter works on; unsupported when Python's `$` would
+/// match before a trailing newline (see [`python_dollar`]).
+fn regex_subject(v: &Value, pattern: &str, multiline: bool) -> Result<String, Fail> {
+    let text = py::py_str(v);
+    if !multiline && text.ends_with('\n') && python_dollar(pattern).is_some() {
+        return Err(Fail::TooComplex("`$` before a trailing newline".into()));
+    }
+    Ok(text)
+}
+
 /// Translates a Python regular expression to the `regex` crate's dialect.
 /// Constructs the crate cannot express (look-around, back-references)
 /// fail to compile and are reported as unsupported.
@@ -692,7 +728,6 @@ fn items2dict(v: &Value, args: &Args) -> Result<Value, Fail> {
 }
 
 fn regex_search(v: &Value, args: &Args) -> Result<Value, Fail> {
-    let text = py::py_str(v);
     let pattern = expect_str(
         args.pos
             .first()
@@ -704,6 +739,7 @@ fn regex_search(v: &Value, args: &Args) -> Result<Value, Fail> {
         .iter()
         .any(|(k, v)| k == "ignorecase" && v.is_true());
     let multiline = args.kw.iter().any(|(k, v)| k == "multiline" && v.is_true());
+    let text = regex_subject(v, pattern, multiline)?;
     let re = compile_regex(pattern, ignorecase, multiline)?;
     let Some(caps) = re.captures(&text) else {
         return Ok(Value::from(()));
@@ -735,16 +771,13 @@ fn regex_search(v: &Value, args: &Args) -> Result<Value, Fail> {
 
 fn regex_findall(v: &Value, args: &Args) -> Result<Value, Fail> {
     args.expect(&["regex", "multiline", "ignorecase"])?;
-    let text = py::py_str(v);
     let pattern = py::py_str(
         args.get(0, "regex")
             .ok_or_else(|| Fail::Invalid("regex_findall requires a pattern".into()))?,
     );
-    let re = compile_regex(
-        &pattern,
-        args.truthy(2, "ignorecase")?,
-        args.truthy(1, "multiline")?,
-    )?;
+    let multiline = args.truthy(1, "multiline")?;
+    let text = regex_subject(v, &pattern, multiline)?;
+    let re = compile_regex(&pattern, args.truthy(2, "ignorecase")?, multiline)?;
     let groups = re.captures_len() - 1;
     let mut out = Vec::new();
     for caps in re.captures_iter(&text) {
@@ -768,14 +801,11 @@ fn regex_replace(v: &Value, args: &Args) -> Result<Value, Fail> {
         "count",
         "mandatory_count",
     ])?;
-    let text = py::py_str(v);
     let pattern = args.str_or(0, "pattern", "")?;
     let replacement = translate_replacement(&args.str_or(1, "replacement", "")?)?;
-    let re = compile_regex(
-        &pattern,
-        args.truthy(2, "ignorecase")?,
-        args.truthy(3, "multiline")?,
-    )?;
+    let multiline = args.truthy(3, "multiline")?;
+    let text = regex_subject(v, &pattern, multiline)?;
+    let re = compile_regex(&pattern, args.truthy(2, "ignorecase")?, multiline)?;
     let count = args
         .get(4, "count")
         .and_then(|c| i64::try_from(c.clone()).ok())
@@ -1177,11 +1207,14 @@ fn regex_test(v: &Value, args: &Args, anchored: Option<bool>) -> Result<bool, Fa
     args.expect(names)?;
     let text = py::py_str(v);
     let pattern = args.str_or(0, "pattern", "")?;
-    let re = compile_regex(
-        &pattern,
-        args.truthy(1, "ignorecase")?,
-        args.truthy(2, "multiline")?,
-    )?;
+    let multiline = args.truthy(2, "multiline")?;
+    let pattern = if multiline {
+        None
+    } else {
+        python_dollar(&pattern)
+    }
+    .unwrap_or(pattern);
+    let re = compile_regex(&pattern, args.truthy(1, "ignorecase")?, multiline)?;
     let match_type: Cow<'_, str> = match anchored {
         Some(true) => "match".into(),
         Some(false) => "search".into(),

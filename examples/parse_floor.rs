@@ -59,7 +59,12 @@ fn main() {
             Ok(raw) => {
                 let text = String::from_utf8_lossy(&raw);
                 let parsed = preflint::yaml::parse(FileId(0), &text);
-                (1usize, parsed.docs.len(), raw.len(), usize::from(parsed.failed))
+                (
+                    1usize,
+                    parsed.docs.len(),
+                    raw.len(),
+                    usize::from(parsed.failed),
+                )
             }
             Err(_) => (0, 0, 0, 1),
         })

@@ -1,0 +1,338 @@
+//! What tasks do to sysctls: every write found statically, in execution
+//! order, as input for the boot-order simulator.
+//!
+//! Reads task arguments (rendered with the task's variables), template and
+//! `files/` contents, and command lines. Tasks whose conditions are known to
+//! be false are left out; tasks with unknown conditions are kept and marked.
+
+use crate::concern::analyze::{
+    Reach, Scope, arg_text, command_text, json_text, loop_items, read_role_file,
+};
+use crate::jinja::{self, Tri};
+use crate::source::SourceMap;
+use crate::sysctl::{Engine, Evidence, Write, WriteKind, parse_conf, sysctl_file_kind};
+use crate::vars::TaskVars;
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// A write plus where it was found, for findings.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub write: Write,
+    /// The role that owns the task (last of the chain), if any.
+    pub role: Option<String>,
+    pub column: u32,
+}
+
+fn cmd_regexes() -> &'static (Regex, Regex, Regex, Regex) {
+    static R: OnceLock<(Regex, Regex, Regex, Regex)> = OnceLock::new();
+    R.get_or_init(|| {
+        (
+            Regex::new(r"\bsysctl\s+(?:-\S+\s+)*-w\s+((?:[\w./*-]+\s*=\s*\S+\s*)+)")
+                .expect("static regex"),
+            Regex::new(r"\bsysctl\s+(?:-\S+\s+)*(?:-p|--load)(?:\s+([^\s;&|]+))?")
+                .expect("static regex"),
+            Regex::new(r"\bsysctl\s+(?:-\S+\s+)*--system\b").expect("static regex"),
+            Regex::new(r"\bsystemctl\s+(?:-\S+\s+)*(?:re)?start\s+systemd-sysctl")
+                .expect("static regex"),
+        )
+    })
+}
+
+/// Whether a task's conditions hold: `Some(true)` all true, `Some(false)`
+/// one false, `None` unknown.
+#[must_use]
+pub fn conditions_hold(r: &Reach<'_>, tv: &TaskVars<'_>) -> Option<bool> {
+    let mut unknown = false;
+    for c in &r.inst.conditions {
+        match jinja::eval_condition(&c.expr, tv) {
+            Tri::False => return Some(false),
+            Tri::Unknown(_) => unknown = true,
+            Tri::True => {}
+        }
+    }
+    if unknown { None } else { Some(true) }
+}
+
+/// Every sysctl write of the reachable tasks, in execution order.
+#[must_use]
+pub fn sysctl_writes(scope: &Scope<'_>, sources: &SourceMap) -> Vec<Found> {
+    let mut out = Vec::new();
+    for r in scope.reach() {
+        if r.inst.duplicate {
+            continue;
+        }
+        let base = scope.vars(&r);
+        let items = loop_items(r.inst, &base);
+        let iterations: Vec<TaskVars<'_>> = match items {
+            Some(items) if !items.is_empty() => items
+                .into_iter()
+                .map(|it| scope.vars(&r).with_item(it))
+                .collect(),
+            _ => vec![base],
+        };
+        for tv in &iterations {
+            let hold = conditions_hold(&r, tv);
+            if hold == Some(false) {
+                continue;
+            }
+            let evidence = Evidence {
+                file: sources.display(r.inst.task.span.file),
+                line: r.inst.task.span.line,
+                task: r.inst.task.display_name().to_string(),
+            };
+            for kind in task_writes(&r, tv) {
+                out.push(Found {
+                    write: Write {
+                        kind,
+                        evidence: evidence.clone(),
+                        conditional: hold.is_none(),
+                    },
+                    role: r.inst.roles.last().cloned(),
+                    column: r.inst.task.span.col,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn is_sysctl_path(p: &str) -> bool {
+    sysctl_file_kind(p).is_some()
+}
+
+/// The sysctl effects of one task in one iteration.
+fn task_writes(r: &Reach<'_>, tv: &TaskVars<'_>) -> Vec<WriteKind> {
+    let t = &r.inst.task;
+    let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
+    let truthy = |k: &str, default: bool| {
+        text(k).map_or(default, |v| {
+            matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1")
+        })
+    };
+    let short = t.module.rsplit('.').next().unwrap_or("");
+    let mut out = Vec::new();
+    match (t.module.as_str(), short) {
+        ("ansible.posix.sysctl", _) => {
+            let (Some(key), file) = (
+                text("name"),
+                text("sysctl_file").unwrap_or_else(|| "/etc/sysctl.conf".into()),
+            ) else {
+                return out;
+            };
+            if text("state").as_deref() == Some("absent") {
+                out.push(WriteKind::Remove {
+                    file: file.clone(),
+                    key,
+                });
+            } else {
+                let value = text("value").unwrap_or_default();
+                out.push(WriteKind::Persist {
+                    file: file.clone(),
+                    key: key.clone(),
+                    value: value.clone(),
+                });
+                if truthy("sysctl_set", false) {
+                    out.push(WriteKind::SetLive { key, value });
+                }
+            }
+            // reload defaults to true: `sysctl -p <sysctl_file>`.
+            if truthy("reload", true) {
+                out.push(WriteKind::ApplyFile { file });
+            }
+        }
+        (_, "copy" | "template") => {
+            let Some(dest) = text("dest") else { return out };
+            if !is_sysctl_path(&dest) {
+                return out;
+            }
+            let content = if short == "copy" {
+                text("content")
+                    .or_else(|| text("src").and_then(|s| read_role_file(r.inst, "files", &s)))
+            } else {
+                text("src")
+                    .and_then(|s| read_role_file(r.inst, "templates", &s))
+                    .map(|raw| match jinja::render(&raw, tv) {
+                        jinja::Rendered::Value(serde_json::Value::String(s)) => s,
+                        _ => raw,
+                    })
+            };
+            out.push(WriteKind::DeleteFile { file: dest.clone() });
+            for (key, value, _) in parse_conf(&content.unwrap_or_default()) {
+                out.push(WriteKind::Persist {
+                    file: dest.clone(),
+                    key,
+                    value,
+                });
+            }
+        }
+        (
+            "ansible.builtin.lineinfile"
+            | "ansible.builtin.blockinfile"
+            | "community.general.ini_file",
+            _,
+        ) => {
+            let Some(path) = text("path")
+                .or_else(|| text("dest"))
+                .or_else(|| text("name"))
+            else {
+                return out;
+            };
+            if !is_sysctl_path(&path) {
+                return out;
+            }
+            let absent = text("state").as_deref() == Some("absent");
+            let lines = match short {
+                "lineinfile" => text("line").unwrap_or_default(),
+                "blockinfile" => text("block").unwrap_or_default(),
+                _ => format!(
+                    "{} = {}",
+                    text("option").unwrap_or_default(),
+                    text("value").unwrap_or_default()
+                ),
+            };
+            for (key, value, _) in parse_conf(&lines) {
+                if absent {
+                    out.push(WriteKind::Remove {
+                        file: path.clone(),
+                        key,
+                    });
+                } else {
+                    out.push(WriteKind::Persist {
+                        file: path.clone(),
+                        key,
+                        value,
+                    });
+                }
+            }
+        }
+        ("ansible.builtin.file", _) => {
+            let Some(path) = text("path")
+                .or_else(|| text("dest"))
+                .or_else(|| text("name"))
+            else {
+                return out;
+            };
+            if !is_sysctl_path(&path) {
+                return out;
+            }
+            match text("state").as_deref() {
+                Some("absent") => out.push(WriteKind::DeleteFile { file: path }),
+                Some("link") => {
+                    if let Some(src) = text("src") {
+                        out.push(WriteKind::Link {
+                            file: path,
+                            target: src,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        ("ansible.builtin.command" | "ansible.builtin.shell" | "ansible.builtin.raw", _) => {
+            let Some(cmd) = command_text(r.inst, tv) else {
+                return out;
+            };
+            out.extend(command_writes(&cmd));
+        }
+        (
+            "ansible.builtin.systemd_service"
+            | "ansible.builtin.systemd"
+            | "ansible.builtin.service",
+            _,
+        ) => {
+            let name = text("name").unwrap_or_default();
+            let state = text("state").unwrap_or_default();
+            if name.trim_end_matches(".service") == "systemd-sysctl"
+                && matches!(state.as_str(), "restarted" | "started" | "reloaded")
+            {
+                out.push(WriteKind::ApplyAll {
+                    engine: Engine::SystemdSysctl,
+                });
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Sysctl effects of a shell command line.
+#[must_use]
+pub fn command_writes(cmd: &str) -> Vec<WriteKind> {
+    let (w, p, system, restart) = cmd_regexes();
+    let mut out = Vec::new();
+    for c in w.captures_iter(cmd) {
+        for pair in c[1]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .split(' ')
+        {
+            if let Some((k, v)) = pair.split_once('=') {
+                out.push(WriteKind::SetLive {
+                    key: k.trim().to_string(),
+                    value: v.trim().trim_matches(['"', '\'']).to_string(),
+                });
+            }
+        }
+    }
+    for c in p.captures_iter(cmd) {
+        let file = c
+            .get(1)
+            .map_or("/etc/sysctl.conf", |m| m.as_str())
+            .to_string();
+        out.push(WriteKind::ApplyFile { file });
+    }
+    if system.is_match(cmd) {
+        out.push(WriteKind::ApplyAll {
+            engine: Engine::Procps,
+        });
+    }
+    if restart.is_match(cmd) {
+        out.push(WriteKind::ApplyAll {
+            engine: Engine::SystemdSysctl,
+        });
+    }
+    out
+}
+
+/// A loop item or a rendered value as text (re-exported for rules).
+#[must_use]
+pub fn value_text(v: &serde_json::Value) -> String {
+    json_text(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands() {
+        let w = command_writes("sysctl -w net.ipv4.ip_forward=1 && sysctl --system");
+        assert_eq!(
+            w,
+            vec![
+                WriteKind::SetLive {
+                    key: "net.ipv4.ip_forward".into(),
+                    value: "1".into()
+                },
+                WriteKind::ApplyAll {
+                    engine: Engine::Procps
+                }
+            ]
+        );
+        let w =
+            command_writes("sysctl -p /etc/sysctl.d/k8s.conf; systemctl restart systemd-sysctl");
+        assert_eq!(
+            w,
+            vec![
+                WriteKind::ApplyFile {
+                    file: "/etc/sysctl.d/k8s.conf".into()
+                },
+                WriteKind::ApplyAll {
+                    engine: Engine::SystemdSysctl
+                }
+            ]
+        );
+    }
+}

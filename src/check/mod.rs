@@ -1,0 +1,130 @@
+//! `preflint check`: everything the lint rules need, computed once (who-fixes
+//! verdicts, sysctl writes and their boot-order simulation), then the rules,
+//! suppression and sorting.
+
+pub mod extract;
+
+use crate::ansible::project::Project;
+use crate::concern::analyze::{Scope, Verdict};
+use crate::diagnostic::Severity;
+use crate::rule::{Finding, RuleMeta};
+use crate::source::SourceMap;
+use crate::sysctl::{Baseline, KeyResult, Write};
+use serde::Deserialize;
+
+/// A sysctl value Kubernetes needs (from `rules/sysctl-required.yml`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Required {
+    pub key: String,
+    pub value: String,
+    pub group: String,
+    pub why: String,
+    #[serde(default)]
+    pub preflight: Option<String>,
+}
+
+/// The embedded list of required sysctl values.
+///
+/// # Errors
+/// When the embedded file does not parse (a build defect, caught by tests).
+pub fn required() -> Result<Vec<Required>, String> {
+    serde_yaml::from_str(include_str!("../../rules/sysctl-required.yml"))
+        .map_err(|e| format!("rules/sysctl-required.yml: {e}"))
+}
+
+/// What every rule may read.
+pub struct Context<'a> {
+    pub project: &'a Project,
+    pub sources: &'a SourceMap,
+    pub scope: &'a Scope<'a>,
+    pub verdicts: &'a [Verdict],
+    pub writes: &'a [extract::Found],
+    pub sysctl: &'a [KeyResult],
+    pub required: &'a [Required],
+}
+
+impl Context<'_> {
+    #[must_use]
+    pub fn verdict(&self, id: &str) -> Option<&Verdict> {
+        self.verdicts.iter().find(|v| v.id == id)
+    }
+
+    /// The first entry playbook's first play, where project-wide findings point.
+    #[must_use]
+    pub fn anchor(&self) -> (String, u32, u32) {
+        self.project
+            .entries
+            .iter()
+            .flat_map(|e| &e.plays)
+            .next()
+            .map_or_else(
+                || (".".to_string(), 1, 1),
+                |p| (self.sources.display(p.span.file), p.span.line, p.span.col),
+            )
+    }
+}
+
+/// Runs the sysctl simulation for the writes found.
+#[must_use]
+pub fn simulate(baseline: &Baseline, writes: &[extract::Found]) -> Vec<KeyResult> {
+    let plain: Vec<Write> = writes.iter().map(|f| f.write.clone()).collect();
+    crate::sysctl::simulate(baseline, &plain)
+}
+
+/// Effective settings for one rule after configuration.
+#[derive(Debug, Clone)]
+pub struct RuleSetting {
+    pub enabled: bool,
+    pub severity: Severity,
+}
+
+/// Runs every enabled rule, applies configured severities, `# noqa`
+/// suppression and sorting.
+#[must_use]
+pub fn run_rules(cx: &Context<'_>, settings: &dyn Fn(&RuleMeta) -> RuleSetting) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for rule in crate::rule::registry() {
+        let meta = rule.meta();
+        let s = settings(meta);
+        if !s.enabled {
+            continue;
+        }
+        let mut found = Vec::new();
+        rule.check(cx, &mut found);
+        for mut f in found {
+            f.severity = s.severity;
+            out.push(f);
+        }
+    }
+    out.retain(|f| !suppressed(cx.sources, f));
+    out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    out.dedup_by(|a, b| a.sort_key() == b.sort_key());
+    out
+}
+
+/// `# noqa` or `# noqa: rule-id[, rule-id]` on the finding's line.
+fn suppressed(sources: &SourceMap, f: &Finding) -> bool {
+    let Some(text) = (0..sources.len())
+        .map(|i| sources.get(crate::source::FileId(u32::try_from(i).unwrap_or(u32::MAX))))
+        .find(|s| s.display == f.file)
+        .map(|s| s.text.clone())
+    else {
+        return false;
+    };
+    let Some(line) = text.lines().nth(f.line.saturating_sub(1) as usize) else {
+        return false;
+    };
+    let Some(pos) = line.find("# noqa") else {
+        return false;
+    };
+    let rest = line[pos + "# noqa".len()..].trim_start();
+    match rest.strip_prefix(':') {
+        None => true,
+        Some(ids) => ids
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .any(|id| id == f.rule),
+    }
+}

@@ -1,0 +1,169 @@
+//! `cgroup-driver-mismatch`: kubelet's cgroup driver and the container
+//! runtime's resolve to different values.
+
+use super::{Finding, Related, Rule, RuleMeta, finding};
+use crate::check::Context;
+use crate::concern::analyze::{arg_text, read_role_file};
+use crate::diagnostic::Severity;
+use crate::jinja::{self, Rendered};
+use crate::vars::TaskVars;
+use regex::Regex;
+use std::sync::OnceLock;
+
+pub static META: RuleMeta = RuleMeta {
+    id: "cgroup-driver-mismatch",
+    category: "runtime",
+    severity: Severity::Error,
+    summary: "kubelet and the container runtime use different cgroup drivers",
+    doc: r#"## What it does
+Reads the kubelet configuration (`cgroupDriver:` or `--cgroup-driver=`) and
+the runtime's (containerd `SystemdCgroup = true|false`, CRI-O
+`cgroup_manager = "..."`) from the files the tree writes, evaluating
+templated values with the task's variables, and flags different drivers.
+
+## Why it matters
+With different drivers kubelet and the runtime manage cgroups twice; pods fail
+to start or the node becomes unstable under load. On cgroup v2 both must be
+systemd.
+
+## Example
+```yaml
+# kubelet-config.yaml.j2: cgroupDriver: cgroupfs
+# config.toml.j2:         SystemdCgroup = true
+```
+
+## How to fix
+Use `systemd` for both: `cgroupDriver: systemd` and `SystemdCgroup = true`.
+"#,
+    preflight: None,
+};
+
+struct Side {
+    driver: String,
+    file: String,
+    line: u32,
+    column: u32,
+}
+
+fn regexes() -> &'static [(Regex, bool); 4] {
+    static R: OnceLock<[(Regex, bool); 4]> = OnceLock::new();
+    R.get_or_init(|| {
+        [
+            (
+                Regex::new(r#"(?m)^\s*cgroupDriver:\s*["']?(\{\{.*?\}\}|[\w-]+)"#)
+                    .expect("static regex"),
+                true,
+            ),
+            (
+                Regex::new(r"--cgroup-driver[= ](\{\{.*?\}\}|[\w-]+)").expect("static regex"),
+                true,
+            ),
+            (
+                Regex::new(r"(?m)^\s*SystemdCgroup\s*=\s*(\{\{.*?\}\}|\w+)").expect("static regex"),
+                false,
+            ),
+            (
+                Regex::new(r#"(?m)^\s*cgroup_manager\s*=\s*["']?(\{\{.*?\}\}|[\w-]+)"#)
+                    .expect("static regex"),
+                false,
+            ),
+        ]
+    })
+}
+
+fn value(raw: &str, tv: &TaskVars<'_>) -> Option<String> {
+    let raw = raw.trim();
+    if let Some(expr) = raw.strip_prefix("{{").and_then(|x| x.strip_suffix("}}")) {
+        return match jinja::eval_expression(expr, tv) {
+            Rendered::Value(v) => Some(crate::concern::analyze::json_text(&v)),
+            Rendered::Unknown(_) => None,
+        };
+    }
+    Some(raw.to_string())
+}
+
+fn driver(is_kubelet: bool, idx: usize, v: &str) -> String {
+    if is_kubelet || idx == 3 {
+        v.to_ascii_lowercase()
+    } else if v.eq_ignore_ascii_case("true") {
+        "systemd".into()
+    } else {
+        "cgroupfs".into()
+    }
+}
+
+pub struct CgroupDriverMismatch;
+pub static RULE: CgroupDriverMismatch = CgroupDriverMismatch;
+
+impl Rule for CgroupDriverMismatch {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let mut kubelet: Vec<Side> = Vec::new();
+        let mut runtime: Vec<Side> = Vec::new();
+        for r in cx.scope.reach() {
+            let t = &r.inst.task;
+            let short = t.module.rsplit('.').next().unwrap_or("");
+            let tv = cx.scope.vars(&r);
+            let content = match short {
+                "template" => t
+                    .arg("src")
+                    .and_then(|n| read_role_file(r.inst, "templates", &arg_text(&tv, n))),
+                "copy" => t.arg("content").map(|n| arg_text(&tv, n)),
+                "lineinfile" => t.arg("line").map(|n| arg_text(&tv, n)),
+                "command" | "shell" => t
+                    .arg("_raw_params")
+                    .or_else(|| t.arg("cmd"))
+                    .map(|n| arg_text(&tv, n)),
+                _ => None,
+            };
+            let Some(content) = content else { continue };
+            for (idx, (re, is_kubelet)) in regexes().iter().enumerate() {
+                for c in re.captures_iter(&content) {
+                    let Some(v) = value(&c[1], &tv) else { continue };
+                    let side = Side {
+                        driver: driver(*is_kubelet, idx, &v),
+                        file: cx.sources.display(t.span.file),
+                        line: t.span.line,
+                        column: t.span.col,
+                    };
+                    if *is_kubelet {
+                        kubelet.push(side)
+                    } else {
+                        runtime.push(side)
+                    }
+                }
+            }
+        }
+        for k in &kubelet {
+            let Some(rt) = runtime.iter().find(|r| r.driver != k.driver) else {
+                continue;
+            };
+            if runtime.iter().any(|r| r.driver == k.driver) {
+                continue;
+            }
+            let mut f = finding(
+                &META,
+                &k.file,
+                k.line,
+                k.column,
+                format!(
+                    "kubelet uses the {} cgroup driver, the container runtime {}",
+                    k.driver, rt.driver
+                ),
+                &format!("{}|{}", k.driver, rt.driver),
+            );
+            f.help =
+                Some("use systemd for both: cgroupDriver: systemd and SystemdCgroup = true".into());
+            f.related.push(Related {
+                file: rt.file.clone(),
+                line: rt.line,
+                column: rt.column,
+                message: format!("the runtime is configured with {} here", rt.driver),
+            });
+            out.push(f);
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! `preflight-errors-ignored`: kubeadm is told to ignore preflight errors that
+//! stand for node-preparation problems.
+
+use super::{Finding, Rule, RuleMeta, finding};
+use crate::check::Context;
+use crate::concern::analyze::{arg_text, read_role_file};
+use crate::diagnostic::Severity;
+use crate::jinja::{self, Rendered};
+use crate::vars::TaskVars;
+use crate::yaml::Node;
+use regex::Regex;
+use std::sync::OnceLock;
+
+pub static META: RuleMeta = RuleMeta {
+    id: "preflight-errors-ignored",
+    category: "preflight",
+    severity: Severity::Warning,
+    summary: "kubeadm --ignore-preflight-errors (or ignorePreflightErrors) masks a preparation problem",
+    doc: r#"## What it does
+Reads kubeadm command lines (`--ignore-preflight-errors=...`) and kubeadm
+config templates (`ignorePreflightErrors:`), evaluates the list with the
+task's variables, and flags entries that hide node-preparation problems:
+`all`, `Port-*`, `Swap`, `FileContent--proc-sys-net-ipv4-ip_forward`. A list
+built at run time (e.g. from a first attempt's errors) is flagged too.
+
+## Why it matters
+The preflight check is the last guard before the install: a busy port 10250
+or swap left on is then found only when kubelet fails, and the cause stays in
+the first attempt's log.
+
+## Example
+```yaml
+- ansible.builtin.command: kubeadm init --ignore-preflight-errors=Port-10250,Swap
+```
+
+## How to fix
+Fix the node (free the port, turn swap off) and drop the entry; never retry
+with the first attempt's errors added to the ignore list.
+"#,
+    preflight: None,
+};
+
+const DANGEROUS: &[&str] = &["swap", "filecontent--proc-sys-net-ipv4-ip_forward", "all"];
+
+fn dangerous(item: &str) -> bool {
+    let i = item.trim().trim_matches(['"', '\'']).to_ascii_lowercase();
+    i.starts_with("port-") || DANGEROUS.contains(&i.as_str())
+}
+
+fn flag_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"--ignore-preflight-errors[= ](\{\{.*?\}\}|[^\s]+)").expect("static regex")
+    })
+}
+
+fn var_ref_re() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(r"^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$").expect("static regex")
+    })
+}
+
+/// A command as written, with a whole-string `{{ var }}` replaced by the
+/// variable's own (unrendered) text, so the flag is visible.
+fn expand(raw: &str, tv: &TaskVars<'_>) -> String {
+    let mut s = raw.to_string();
+    for _ in 0..4 {
+        let Some(c) = var_ref_re().captures(&s) else {
+            break;
+        };
+        let Some(def) = tv.winner(&c[1]) else { break };
+        let Some(t) = def.value.scalar_text() else {
+            break;
+        };
+        s = t;
+    }
+    s
+}
+
+/// Items of an ignore list: `Some(items)` when known, `None` when built at run time.
+fn items(value: &str, tv: &TaskVars<'_>) -> Option<Vec<String>> {
+    let v = value.trim();
+    if let Some(expr) = v.strip_prefix("{{").and_then(|x| x.strip_suffix("}}")) {
+        return match jinja::eval_expression(expr, tv) {
+            Rendered::Value(serde_json::Value::Array(a)) => Some(flatten(&a)),
+            Rendered::Value(serde_json::Value::String(s)) => {
+                Some(s.split(',').map(str::to_string).collect())
+            }
+            Rendered::Value(_) => Some(Vec::new()),
+            Rendered::Unknown(_) => None,
+        };
+    }
+    match jinja::render(v, tv) {
+        Rendered::Value(serde_json::Value::String(s)) => {
+            Some(s.split(',').map(str::to_string).collect())
+        }
+        _ => None,
+    }
+}
+
+fn flatten(a: &[serde_json::Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in a {
+        match v {
+            serde_json::Value::Array(inner) => out.extend(flatten(inner)),
+            serde_json::Value::String(s) => out.extend(s.split(',').map(str::to_string)),
+            serde_json::Value::Null => {}
+            other => out.push(other.to_string()),
+        }
+    }
+    out.retain(|s| !s.trim().is_empty());
+    out
+}
+
+pub struct PreflightErrorsIgnored;
+pub static RULE: PreflightErrorsIgnored = PreflightErrorsIgnored;
+
+impl Rule for PreflightErrorsIgnored {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in cx.scope.reach() {
+            let t = &r.inst.task;
+            let tv = cx.scope.vars(&r);
+            let short = t.module.rsplit('.').next().unwrap_or("");
+            let values: Vec<String> = match short {
+                "command" | "shell" | "raw" => {
+                    let Some(raw) = t
+                        .arg("_raw_params")
+                        .or_else(|| t.arg("cmd"))
+                        .and_then(Node::scalar_text)
+                    else {
+                        continue;
+                    };
+                    let text = expand(&raw, &tv);
+                    flag_re()
+                        .captures_iter(&text)
+                        .map(|c| c[1].to_string())
+                        .collect()
+                }
+                "template" | "copy" => {
+                    let raw = if short == "template" {
+                        t.arg("src")
+                            .and_then(|n| read_role_file(r.inst, "templates", &arg_text(&tv, n)))
+                    } else {
+                        t.arg("content").and_then(Node::scalar_text)
+                    };
+                    let Some(raw) = raw.filter(|s| s.contains("ignorePreflightErrors")) else {
+                        continue;
+                    };
+                    template_values(&raw)
+                }
+                _ => continue,
+            };
+            for value in values {
+                let (msg, identity) = match items(&value, &tv) {
+                    Some(list) => {
+                        let bad: Vec<String> = list
+                            .iter()
+                            .filter(|i| dangerous(i))
+                            .map(|i| i.trim().to_string())
+                            .collect();
+                        if bad.is_empty() {
+                            continue;
+                        }
+                        (
+                            format!(
+                                "kubeadm is told to ignore the preflight errors {}",
+                                bad.join(", ")
+                            ),
+                            bad.join(","),
+                        )
+                    }
+                    None => (
+                        format!(
+                            "kubeadm's ignored preflight errors `{value}` are only known at run time; they may hide a busy port or swap"
+                        ),
+                        value.clone(),
+                    ),
+                };
+                let file = cx.sources.display(t.span.file);
+                if !seen.insert((file.clone(), t.span.line)) {
+                    continue;
+                }
+                let mut f = finding(&META, &file, t.span.line, t.span.col, msg, &identity);
+                f.help = Some(
+                    "fix the node instead (free the port, turn swap off) and remove these entries"
+                        .into(),
+                );
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// The list expressions of `ignorePreflightErrors:` in a kubeadm config
+/// template: a `{% for x in EXPR %}` loop, or literal `- item` lines.
+fn template_values(raw: &str) -> Vec<String> {
+    static FOR: OnceLock<Regex> = OnceLock::new();
+    let for_re = FOR.get_or_init(|| {
+        Regex::new(r"\{%-?\s*for\s+\w+\s+in\s+(.+?)\s*-?%\}").expect("static regex")
+    });
+    let mut out = Vec::new();
+    let mut lines = raw.lines().peekable();
+    while let Some(line) = lines.next() {
+        if !line.contains("ignorePreflightErrors") {
+            continue;
+        }
+        let mut literal = Vec::new();
+        while let Some(next) = lines.peek() {
+            if let Some(c) = for_re.captures(next) {
+                out.push(format!("{{{{ {} }}}}", &c[1]));
+                break;
+            }
+            let t = next.trim();
+            if let Some(item) = t.strip_prefix("- ") {
+                literal.push(item.trim().to_string());
+                lines.next();
+            } else {
+                break;
+            }
+        }
+        if !literal.is_empty() {
+            out.push(literal.join(","));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dangerous_entries() {
+        assert!(dangerous("Port-10250"));
+        assert!(dangerous("all"));
+        assert!(dangerous("Swap"));
+        assert!(!dangerous("DirAvailable--etc-kubernetes-manifests"));
+    }
+
+    #[test]
+    fn template_lists() {
+        let t = "nodeRegistration:\n  ignorePreflightErrors:\n{% for e in kubeadm_ignore %}\n  - {{ e }}\n{% endfor %}\n";
+        assert_eq!(template_values(t), vec!["{{ kubeadm_ignore }}".to_string()]);
+        let t = "  ignorePreflightErrors:\n  - Swap\n  - NumCPU\n";
+        assert_eq!(template_values(t), vec!["Swap,NumCPU".to_string()]);
+    }
+}
