@@ -1,6 +1,6 @@
 //! Every `check` output format on one fixed run: snapshots (insta), SARIF
 //! against the official 2.1.0 schema, the GitLab code quality shape, and
-//! JUnit parsed as XML.
+//! `JUnit` parsed as XML.
 //!
 //! The schema and XML checks run `tests/sarif/validate.py` with the Python
 //! named by `PREFLINT_PYTHON` (scripts/test.sh sets it and installs
@@ -271,10 +271,13 @@ fn junit_snapshot() {
 fn empty_run_snapshots() {
     let rules = rules();
     let r = report(".", &[], &rules);
-    let all: String = Format::ALL
-        .into_iter()
-        .map(|f| format!("==== {}\n{}", f.name(), render(f, &r, None)))
-        .collect();
+    let mut all = String::new();
+    for f in Format::ALL {
+        all.push_str("==== ");
+        all.push_str(f.name());
+        all.push('\n');
+        all.push_str(&render(f, &r, None));
+    }
     insta::assert_snapshot!("empty_run", all);
 }
 

@@ -145,6 +145,8 @@ pub struct Play {
 pub struct Entry {
     /// The entry playbook, or the role run as if by a play.
     pub name: String,
+    /// The entry's first item (play or import), where project-wide findings point.
+    pub span: Option<Span>,
     pub plays: Vec<Play>,
 }
 
@@ -330,6 +332,7 @@ pub fn build(
             };
             b.run_role_at(&entry, &path, &ctx, &mut state);
             entries.push(Entry {
+                span: Some(entry.span),
                 name: format!("role {name}"),
                 plays: vec![Play {
                     name: Some(format!("role {name}")),
@@ -345,7 +348,14 @@ pub fn build(
         for pb in playbooks {
             let mut plays = Vec::new();
             b.expand_playbook(&pb, &[], &[], &mut Vec::new(), &mut plays, None);
+            let span = loader
+                .yaml(&pb)
+                .doc()
+                .and_then(Node::as_seq)
+                .and_then(|s| s.first())
+                .map(|n| n.span);
             entries.push(Entry {
+                span,
                 name: crate::source::display_path(root, &pb),
                 plays,
             });

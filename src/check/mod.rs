@@ -56,11 +56,18 @@ impl Context<'_> {
         self.project
             .entries
             .iter()
-            .flat_map(|e| &e.plays)
-            .next()
+            .find_map(|e| e.span)
+            .or_else(|| {
+                self.project
+                    .entries
+                    .iter()
+                    .flat_map(|e| &e.plays)
+                    .next()
+                    .map(|p| p.span)
+            })
             .map_or_else(
                 || (".".to_string(), 1, 1),
-                |p| (self.sources.display(p.span.file), p.span.line, p.span.col),
+                |s| (self.sources.display(s.file), s.line, s.col),
             )
     }
 }

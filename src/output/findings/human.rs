@@ -231,7 +231,8 @@ fn diagnostic(texts: &Texts, f: &Finding) -> Human {
     out.labels
         .push(LabeledSpan::new_primary_with_span(None, span));
     for r in &f.related {
-        match span_at(text, r.line, r.column).filter(|_| r.file == f.file) {
+        let same_file = (r.file == f.file).then(|| span_at(text, r.line, r.column));
+        match same_file.flatten() {
             Some(span) => out.labels.push(LabeledSpan::new_with_span(
                 Some(printable(&r.message)),
                 span,

@@ -29,7 +29,7 @@ pub struct Report<'a> {
     pub root: &'a str,
     /// Already suppressed and sorted by (file, line, column, rule).
     pub findings: &'a [Finding],
-    /// Every rule, enabled or not (SARIF describes them all; JUnit reports a
+    /// Every rule, enabled or not (SARIF describes them all; `JUnit` reports a
     /// passing test case for each rule without failures).
     pub rules: &'a [RuleMeta],
     pub files_checked: usize,

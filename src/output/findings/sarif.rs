@@ -14,15 +14,16 @@ use crate::diagnostic::Severity;
 use crate::rule::{Finding, Related};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const SRCROOT: &str = "%SRCROOT%";
 /// `[package] repository` (or `homepage`) in Cargo.toml, when set.
-const INFORMATION_URI: &str = if env!("CARGO_PKG_REPOSITORY").is_empty() {
-    env!("CARGO_PKG_HOMEPAGE")
-} else {
-    env!("CARGO_PKG_REPOSITORY")
-};
+const INFORMATION_URI: &str = first_set(env!("CARGO_PKG_REPOSITORY"), env!("CARGO_PKG_HOMEPAGE"));
+
+const fn first_set(a: &'static str, b: &'static str) -> &'static str {
+    if a.is_empty() { b } else { a }
+}
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -104,9 +105,9 @@ struct SarifResult<'a> {
     rule_index: usize,
     level: &'static str,
     message: Text,
-    locations: [Location; 1],
+    locations: [ResultLocation; 1],
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    related_locations: Vec<Location>,
+    related_locations: Vec<ResultLocation>,
     partial_fingerprints: BTreeMap<&'static str, &'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     properties: Option<ResultProperties<'a>>,
@@ -119,7 +120,7 @@ struct ResultProperties<'a> {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Location {
+struct ResultLocation {
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<usize>,
     physical_location: PhysicalLocation,
@@ -199,7 +200,7 @@ fn uri_path(path: &str) -> String {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
             out.push(char::from(b));
         } else {
-            out.push_str(&format!("%{b:02X}"));
+            let _ = write!(out, "%{b:02X}");
         }
     }
     out
@@ -222,22 +223,19 @@ fn absolute_root_uri(root: &str) -> Option<String> {
     Some(uri)
 }
 
-struct Paths {
-    absolute_root: Option<String>,
+/// Where artifact URIs start: the checkout (relative root, joined in) or
+/// the root itself (absolute root, defined in `originalUriBaseIds`).
+#[derive(Clone, Copy)]
+enum Base {
+    Checkout,
+    Root,
 }
 
-impl Paths {
-    fn location(
-        &self,
-        report: &Report<'_>,
-        file: &str,
-        line: u32,
-        column: u32,
-    ) -> PhysicalLocation {
-        let path = if self.absolute_root.is_some() {
-            file.strip_prefix("./").unwrap_or(file).to_string()
-        } else {
-            report.ci_path(file)
+impl Base {
+    fn location(self, report: &Report<'_>, file: &str, line: u32, column: u32) -> PhysicalLocation {
+        let path = match self {
+            Base::Checkout => report.ci_path(file),
+            Base::Root => file.strip_prefix("./").unwrap_or(file).to_string(),
         };
         PhysicalLocation {
             artifact_location: ArtifactLocation {
@@ -289,7 +287,7 @@ fn descriptors<'a>(report: &Report<'a>) -> Vec<Descriptor<'a>> {
         id,
         name: pascal_case(id),
         short_description: Text {
-            text: format!("preflint could not read part of the tree ({id})"),
+            text: format!("preflint could not fully analyse the tree: {id}"),
         },
         full_description: None,
         help: None,
@@ -307,7 +305,7 @@ fn descriptors<'a>(report: &Report<'a>) -> Vec<Descriptor<'a>> {
 
 fn result<'a>(
     report: &Report<'a>,
-    paths: &Paths,
+    base: Base,
     rules: &[Descriptor<'a>],
     f: &'a Finding,
 ) -> SarifResult<'a> {
@@ -316,9 +314,9 @@ fn result<'a>(
         text.push_str("\nhelp: ");
         text.push_str(help);
     }
-    let related = |(i, r): (usize, &Related)| Location {
+    let related = |(i, r): (usize, &Related)| ResultLocation {
         id: Some(i),
-        physical_location: paths.location(report, &r.file, r.line, r.column),
+        physical_location: base.location(report, &r.file, r.line, r.column),
         message: Some(Text {
             text: r.message.clone(),
         }),
@@ -328,9 +326,9 @@ fn result<'a>(
         rule_index: rules.iter().position(|d| d.id == f.rule).unwrap_or(0),
         level: level(f.severity),
         message: Text { text },
-        locations: [Location {
+        locations: [ResultLocation {
             id: None,
-            physical_location: paths.location(report, &f.file, f.line, f.column),
+            physical_location: base.location(report, &f.file, f.line, f.column),
             message: None,
         }],
         related_locations: f.related.iter().enumerate().map(related).collect(),
@@ -344,14 +342,16 @@ fn result<'a>(
 
 pub(super) fn render(report: &Report<'_>) -> String {
     let absolute_root = absolute_root_uri(report.root);
-    let paths = Paths {
-        absolute_root: absolute_root.clone(),
+    let base = if absolute_root.is_some() {
+        Base::Root
+    } else {
+        Base::Checkout
     };
     let rules = descriptors(report);
     let results = report
         .findings
         .iter()
-        .map(|f| result(report, &paths, &rules, f))
+        .map(|f| result(report, base, &rules, f))
         .collect();
     to_json(&Log {
         schema: SCHEMA,
