@@ -418,6 +418,19 @@ fn sarif_describes_every_rule_and_indexes_results() {
     let mut want: Vec<&str> = rules().iter().map(|r| r.id).collect();
     want.push("yaml-syntax-error");
     assert_eq!(ids, want);
+    // GitHub code scanning rejects rules without these (sarif-multitool GH2012).
+    for r in run["tool"]["driver"]["rules"].as_array().expect("rules") {
+        for key in ["shortDescription", "fullDescription"] {
+            assert!(
+                r[key]["text"].as_str().is_some_and(|t| !t.is_empty()),
+                "{key}: {r}"
+            );
+        }
+        assert!(
+            r["help"]["text"].as_str().is_some_and(|t| !t.is_empty()),
+            "help: {r}"
+        );
+    }
     for r in run["results"].as_array().expect("results") {
         let i = usize::try_from(r["ruleIndex"].as_u64().expect("ruleIndex")).expect("index");
         assert_eq!(ids[i], r["ruleId"]);

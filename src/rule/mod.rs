@@ -117,3 +117,37 @@ mod meta_tests {
         assert_eq!(sorted, s2, "registry is kept in id order");
     }
 }
+
+/// The rule reference (docs/rules.md), generated from the rules' own text.
+#[must_use]
+pub fn reference_markdown() -> String {
+    let mut out = String::from(
+        "# preflint rules\n\n<!-- Generated from src/rule/*.rs by `PREFLINT_UPDATE_DOCS=1 cargo test --test docs`; do not edit. -->\n\n| id | category | default severity | kubeadm preflight | summary |\n|---|---|---|---|---|\n",
+    );
+    for r in registry() {
+        let m = r.meta();
+        out.push_str(&format!(
+            "| [`{}`](#{}) | {} | {} | {} | {} |\n",
+            m.id,
+            m.id,
+            m.category,
+            m.severity.as_str(),
+            m.preflight.unwrap_or("-"),
+            m.summary
+        ));
+    }
+    for r in registry() {
+        let m = r.meta();
+        out.push_str(&format!("\n## {}\n\n{}\n\n", m.id, m.summary));
+        // Demote the doc's headings one level under the rule's.
+        for line in m.doc.lines() {
+            if let Some(h) = line.strip_prefix("## ") {
+                out.push_str(&format!("### {h}\n"));
+            } else {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}

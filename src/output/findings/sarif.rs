@@ -18,6 +18,10 @@ use std::fmt::Write;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const SRCROOT: &str = "%SRCROOT%";
+/// Description and help of the reserved load codes (not lint rules).
+const LOAD_PROBLEM: &str = "preflint could not read or model part of the tree (unreadable \
+     file, invalid YAML, unresolved include, ...), so checks that need it did not run there. \
+     Fix the file or the reference named in the message.";
 /// `[package] repository` (or `homepage`) in Cargo.toml, when set.
 const INFORMATION_URI: &str = first_set(env!("CARGO_PKG_REPOSITORY"), env!("CARGO_PKG_HOMEPAGE"));
 
@@ -66,10 +70,9 @@ struct Descriptor<'a> {
     id: &'a str,
     name: String,
     short_description: Text,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    full_description: Option<Text>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    help: Option<Markdown<'a>>,
+    /// GitHub code scanning requires `fullDescription` and `help` on every rule.
+    full_description: Text,
+    help: Markdown,
     default_configuration: Configuration,
     properties: RuleProperties<'a>,
 }
@@ -80,9 +83,9 @@ struct Text {
 }
 
 #[derive(Serialize)]
-struct Markdown<'a> {
-    text: &'a str,
-    markdown: &'a str,
+struct Markdown {
+    text: String,
+    markdown: String,
 }
 
 #[derive(Serialize)]
@@ -260,11 +263,20 @@ fn descriptors<'a>(report: &Report<'a>) -> Vec<Descriptor<'a>> {
             short_description: Text {
                 text: r.summary.to_string(),
             },
-            full_description: what_it_does(r.doc).map(|text| Text { text }),
-            help: (!r.doc.trim().is_empty()).then_some(Markdown {
-                text: r.doc,
-                markdown: r.doc,
-            }),
+            full_description: Text {
+                text: what_it_does(r.doc).unwrap_or_else(|| r.summary.to_string()),
+            },
+            help: if r.doc.trim().is_empty() {
+                Markdown {
+                    text: r.summary.to_string(),
+                    markdown: r.summary.to_string(),
+                }
+            } else {
+                Markdown {
+                    text: r.doc.to_string(),
+                    markdown: r.doc.to_string(),
+                }
+            },
             default_configuration: Configuration {
                 level: level(r.severity),
             },
@@ -289,8 +301,13 @@ fn descriptors<'a>(report: &Report<'a>) -> Vec<Descriptor<'a>> {
         short_description: Text {
             text: format!("preflint could not fully analyse the tree: {id}"),
         },
-        full_description: None,
-        help: None,
+        full_description: Text {
+            text: LOAD_PROBLEM.to_string(),
+        },
+        help: Markdown {
+            text: LOAD_PROBLEM.to_string(),
+            markdown: LOAD_PROBLEM.to_string(),
+        },
         default_configuration: Configuration {
             level: level(severity),
         },

@@ -1,0 +1,253 @@
+//! Command-line behaviour: exit codes, configuration, baselines, suppression.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn preflint(args: &[&str], cwd: Option<&Path>) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_preflint"));
+    c.args(args).env("NO_COLOR", "1");
+    if let Some(d) = cwd {
+        c.current_dir(d);
+    }
+    c.output().expect("run preflint")
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    for e in walkdir::WalkDir::new(src)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let rel = e.path().strip_prefix(src).expect("prefix");
+        let to = dst.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).expect("mkdir");
+        } else {
+            std::fs::copy(e.path(), &to).expect("copy");
+        }
+    }
+}
+
+fn tree(name: &str) -> String {
+    repo().join("test-repos").join(name).display().to_string()
+}
+
+#[test]
+fn exit_codes() {
+    let live = tree("hazards/live-only");
+    assert_eq!(
+        preflint(&["check", &live], None).status.code(),
+        Some(1),
+        "warning fails at the default level"
+    );
+    assert_eq!(
+        preflint(&["check", "--fail-level", "error", &live], None)
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        preflint(&[&live], None).status.code(),
+        Some(1),
+        "`preflint PATH` runs check"
+    );
+    let missing = preflint(&["check", "/nonexistent/tree"], None);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no such file or directory"));
+    assert_eq!(
+        preflint(&["check", "--format", "nope", &live], None)
+            .status
+            .code(),
+        Some(2),
+        "usage error"
+    );
+    assert_eq!(
+        preflint(&["tasks", &tree("mini-kubespray")], None)
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(
+        preflint(&["who-fixes", &tree("who-fixes/handmade")], None)
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(preflint(&["rules"], None).status.code(), Some(0));
+    let explain = preflint(&["explain", "sysctl-overridden-at-boot"], None);
+    assert_eq!(explain.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&explain.stdout).contains("## How to fix"));
+    assert_eq!(
+        preflint(&["explain", "swap"], None).status.code(),
+        Some(0),
+        "concerns are explained too"
+    );
+    assert_eq!(
+        preflint(&["explain", "no-such-rule"], None).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn clean_tree_passes() {
+    // Only info findings (concerns left to the operator): exit 0.
+    let out = preflint(&["check", &tree("who-fixes/handmade")], None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn config_file_is_validated_with_lines() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    copy_tree(&repo().join("test-repos/hazards/live-only"), tmp.path());
+    std::fs::write(
+        tmp.path().join(".preflint.yml"),
+        "fail_level: error\nrules:\n  no-such-rule: off\n",
+    )
+    .expect("write");
+    let out = preflint(&["check", "."], Some(tmp.path()));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(".preflint.yml:3:3: unknown rule `no-such-rule`"),
+        "{err}"
+    );
+
+    std::fs::write(
+        tmp.path().join(".preflint.yml"),
+        "rules:\n  sysctl-not-persisted: off\n",
+    )
+    .expect("write");
+    assert_eq!(
+        preflint(&["check", "."], Some(tmp.path())).status.code(),
+        Some(0),
+        "rule turned off"
+    );
+    std::fs::write(
+        tmp.path().join(".preflint.yml"),
+        "rules:\n  sysctl-not-persisted: error\nfail_level: error\n",
+    )
+    .expect("write");
+    assert_eq!(
+        preflint(&["check", "."], Some(tmp.path())).status.code(),
+        Some(1),
+        "severity raised"
+    );
+}
+
+#[test]
+fn baseline_fails_only_on_new_findings() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    copy_tree(&repo().join("test-repos/hazards/live-only"), tmp.path());
+    let base = tmp.path().join("base.json");
+    let base_s = base.display().to_string();
+    assert_eq!(
+        preflint(
+            &["check", "--write-baseline", &base_s, "."],
+            Some(tmp.path())
+        )
+        .status
+        .code(),
+        Some(0)
+    );
+    assert_eq!(
+        preflint(&["check", "--baseline", &base_s, "."], Some(tmp.path()))
+            .status
+            .code(),
+        Some(0)
+    );
+    // A new hazard is reported although the old one is in the baseline.
+    let tasks = tmp.path().join("roles/net/tasks/main.yml");
+    let mut text = std::fs::read_to_string(&tasks).expect("read");
+    text.push_str("\n- name: Also bridge\n  ansible.builtin.command: sysctl -w net.bridge.bridge-nf-call-iptables=1\n");
+    std::fs::write(&tasks, text).expect("write");
+    let out = preflint(
+        &["check", "--baseline", &base_s, "--format", "json", "."],
+        Some(tmp.path()),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let rules: Vec<&str> = json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert_eq!(
+        rules
+            .iter()
+            .filter(|r| **r == "sysctl-not-persisted")
+            .count(),
+        1,
+        "{rules:?}"
+    );
+}
+
+#[test]
+fn noqa_suppresses_on_the_line() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    copy_tree(&repo().join("test-repos/hazards/live-only"), tmp.path());
+    let tasks = tmp.path().join("roles/net/tasks/main.yml");
+    let text = std::fs::read_to_string(&tasks).expect("read").replace(
+        "# expect: sysctl-not-persisted",
+        "# noqa: sysctl-not-persisted",
+    );
+    std::fs::write(&tasks, text).expect("write");
+    assert_eq!(
+        preflint(&["check", "."], Some(tmp.path())).status.code(),
+        Some(0)
+    );
+}
+
+#[test]
+fn output_is_deterministic() {
+    let a = preflint(
+        &[
+            "check",
+            "--format",
+            "json",
+            &tree("hazards/sysctl-conf-link"),
+        ],
+        None,
+    );
+    let b = preflint(
+        &[
+            "check",
+            "--format",
+            "json",
+            &tree("hazards/sysctl-conf-link"),
+        ],
+        None,
+    );
+    assert_eq!(a.stdout, b.stdout);
+    let one = Command::new(env!("CARGO_BIN_EXE_preflint"))
+        .args(["tasks", "--format", "json", &tree("mini-kubespray")])
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .expect("run");
+    let two = Command::new(env!("CARGO_BIN_EXE_preflint"))
+        .args(["tasks", "--format", "json", &tree("mini-kubespray")])
+        .env("RAYON_NUM_THREADS", "2")
+        .output()
+        .expect("run");
+    assert_eq!(one.stdout, two.stdout, "same output for any thread count");
+}
+
+#[test]
+fn help_teaches_with_examples() {
+    for sub in ["check", "who-fixes", "tasks", "sysctl"] {
+        let out = preflint(&[sub, "--help"], None);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("Example"),
+            "{sub} --help has examples:\n{text}"
+        );
+    }
+}
