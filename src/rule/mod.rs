@@ -86,38 +86,6 @@ pub fn finding(
     }
 }
 
-#[cfg(test)]
-mod meta_tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_unique_kebab_and_documented() {
-        let mut ids = std::collections::BTreeSet::new();
-        for r in registry() {
-            let m = r.meta();
-            assert!(ids.insert(m.id), "duplicate rule id {}", m.id);
-            assert!(
-                m.id.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
-                "{} is not kebab-case",
-                m.id
-            );
-            for heading in [
-                "## What it does",
-                "## Why it matters",
-                "## Example",
-                "## How to fix",
-            ] {
-                assert!(m.doc.contains(heading), "{} lacks `{heading}`", m.id);
-            }
-        }
-        let sorted: Vec<&str> = registry().iter().map(|r| r.meta().id).collect();
-        let mut s2 = sorted.clone();
-        s2.sort_unstable();
-        assert_eq!(sorted, s2, "registry is kept in id order");
-    }
-}
-
 /// The rule reference (docs/rules.md), generated from the rules' own text.
 #[must_use]
 pub fn reference_markdown() -> String {
@@ -150,4 +118,36 @@ pub fn reference_markdown() -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod meta_tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_kebab_and_documented() {
+        let mut ids = std::collections::BTreeSet::new();
+        for r in registry() {
+            let m = r.meta();
+            assert!(ids.insert(m.id), "duplicate rule id {}", m.id);
+            assert!(
+                m.id.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{} is not kebab-case",
+                m.id
+            );
+            for heading in [
+                "## What it does",
+                "## Why it matters",
+                "## Example",
+                "## How to fix",
+            ] {
+                assert!(m.doc.contains(heading), "{} lacks `{heading}`", m.id);
+            }
+        }
+        let sorted: Vec<&str> = registry().iter().map(|r| r.meta().id).collect();
+        let mut s2 = sorted.clone();
+        s2.sort_unstable();
+        assert_eq!(sorted, s2, "registry is kept in id order");
+    }
 }
