@@ -13,6 +13,7 @@ if [ -z "${PREFLINT_PYTHON:-}" ]; then
     "$VENV/bin/pip" install --quiet --disable-pip-version-check \
       'ansible-core==2.19.14' 'ansible==12.3.0' 'PyYAML==6.0.4'
   fi
+  "$VENV/bin/python" -c 'import jsonschema, rfc3986_validator' 2>/dev/null || "$VENV/bin/pip" install --quiet --disable-pip-version-check -r tests/sarif/requirements.txt
   export PREFLINT_PYTHON="$VENV/bin/python"
 fi
 PATH="$(dirname "$PREFLINT_PYTHON"):$PATH"

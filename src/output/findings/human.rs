@@ -120,7 +120,7 @@ fn terminal_safe(text: &Arc<str>) -> Arc<str> {
 }
 
 /// The byte range from (line, column) to the end of that line, trailing
-/// blanks excluded; `None` when the line is not in the text.
+/// comment and blanks excluded; `None` when the line is not in the text.
 fn span_at(text: &str, line: u32, column: u32) -> Option<(usize, usize)> {
     let want = usize::try_from(at_least_one(line)).ok()? - 1;
     let mut start = 0;
@@ -132,7 +132,11 @@ fn span_at(text: &str, line: u32, column: u32) -> Option<(usize, usize)> {
                 .char_indices()
                 .nth(skip)
                 .map_or(content.len(), |(b, _)| b);
-            let len = content[from..].trim_end().len();
+            let rest = &content[from..];
+            // Stop before a trailing YAML comment (` #`); a quoted ` #` only
+            // shortens the underline.
+            let rest = rest.find(" #").map_or(rest, |i| &rest[..i]);
+            let len = rest.trim_end().len();
             return Some((start + from, len));
         }
         start += l.len();
@@ -283,6 +287,8 @@ mod tests {
         assert_eq!(span_at(text, 2, 99), Some((16, 0)));
         assert_eq!(span_at(text, 9, 1), None);
         assert_eq!(span_at("x\n", 2, 1), Some((2, 0)));
+        assert_eq!(span_at("- name: x  # expect: r\n", 1, 3), Some((2, 7)));
+        assert_eq!(span_at("# only a comment\n", 1, 1), Some((0, 16)));
     }
 
     #[test]
