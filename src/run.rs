@@ -222,8 +222,14 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
         &loaded.extra,
         loaded.inventory.as_ref(),
     );
-    let verdicts =
-        crate::concern::analyze::analyze(&loaded.project, &loaded.sources, &catalog, &scope);
+    let reached = scope.reached();
+    let verdicts = crate::concern::analyze::analyze(
+        &loaded.project,
+        &loaded.sources,
+        &catalog,
+        &scope,
+        &reached,
+    );
     let text = match args.format {
         WhoFixesFormat::Table => output::who_fixes::table(&verdicts),
         WhoFixesFormat::Markdown => output::who_fixes::markdown(&verdicts),
@@ -295,14 +301,21 @@ pub fn check_run(args: &CheckArgs) -> Result<CheckRun, String> {
         &loaded.extra,
         loaded.inventory.as_ref(),
     );
-    let verdicts =
-        crate::concern::analyze::analyze(&loaded.project, &loaded.sources, &catalog, &scope);
-    let writes = crate::check::extract::sysctl_writes(&scope, &loaded.sources);
+    let reached = scope.reached();
+    let verdicts = crate::concern::analyze::analyze(
+        &loaded.project,
+        &loaded.sources,
+        &catalog,
+        &scope,
+        &reached,
+    );
+    let writes = crate::check::extract::sysctl_writes(&scope, &reached, &loaded.sources);
     let sysctl = crate::check::simulate(&base, &writes);
     let cx = crate::check::Context {
         project: &loaded.project,
         sources: &loaded.sources,
         scope: &scope,
+        reached: &reached,
         verdicts: &verdicts,
         writes: &writes,
         sysctl: &sysctl,
@@ -344,7 +357,6 @@ pub fn check_run(args: &CheckArgs) -> Result<CheckRun, String> {
         .map(level)
         .or(config.fail_level)
         .unwrap_or(Severity::Warning);
-    drop(scope);
     Ok(CheckRun {
         loaded,
         findings,
@@ -451,7 +463,8 @@ fn sysctl(args: &SysctlArgs) -> Result<u8, String> {
         &loaded.extra,
         loaded.inventory.as_ref(),
     );
-    let writes = crate::check::extract::sysctl_writes(&scope, &loaded.sources);
+    let reached = scope.reached();
+    let writes = crate::check::extract::sysctl_writes(&scope, &reached, &loaded.sources);
     let results = crate::check::simulate(&base, &writes);
     let text = match args.format {
         crate::cli::TasksFormat::Json => {

@@ -6,7 +6,7 @@
 //! be false are left out; tasks with unknown conditions are kept and marked.
 
 use crate::concern::analyze::{
-    Reach, Scope, arg_text, command_text, json_text, loop_items, read_role_file,
+    Facts, Iteration, Reach, Scope, arg_text, json_text, read_role_file,
 };
 use crate::jinja::{self, Tri};
 use crate::source::SourceMap;
@@ -56,23 +56,20 @@ pub fn conditions_hold(r: &Reach<'_>, tv: &TaskVars<'_>) -> Option<bool> {
 
 /// Every sysctl write of the reachable tasks, in execution order.
 #[must_use]
-pub fn sysctl_writes(scope: &Scope<'_>, sources: &SourceMap) -> Vec<Found> {
+pub fn sysctl_writes<'s>(
+    scope: &'s Scope<'_>,
+    reached: &[Facts<'s>],
+    sources: &SourceMap,
+) -> Vec<Found> {
     let mut out = Vec::new();
-    for r in scope.reach() {
+    for facts in reached {
+        let r = &facts.reach;
         if r.inst.duplicate {
             continue;
         }
-        let base = scope.vars(&r);
-        let items = loop_items(r.inst, &base);
-        let iterations: Vec<TaskVars<'_>> = match items {
-            Some(items) if !items.is_empty() => items
-                .into_iter()
-                .map(|it| scope.vars(&r).with_item(it))
-                .collect(),
-            _ => vec![base],
-        };
-        for tv in &iterations {
-            let hold = conditions_hold(&r, tv);
+        for it in facts.iterations(scope) {
+            let tv = &it.tv;
+            let hold = conditions_hold(r, tv);
             if hold == Some(false) {
                 continue;
             }
@@ -81,7 +78,7 @@ pub fn sysctl_writes(scope: &Scope<'_>, sources: &SourceMap) -> Vec<Found> {
                 line: r.inst.task.span.line,
                 task: r.inst.task.display_name().to_string(),
             };
-            for kind in task_writes(&r, tv) {
+            for kind in task_writes(r, it) {
                 out.push(Found {
                     write: Write {
                         kind,
@@ -102,7 +99,8 @@ fn is_sysctl_path(p: &str) -> bool {
 }
 
 /// The sysctl effects of one task in one iteration.
-fn task_writes(r: &Reach<'_>, tv: &TaskVars<'_>) -> Vec<WriteKind> {
+fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
+    let tv = &it.tv;
     let t = &r.inst.task;
     let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
     let truthy = |k: &str, default: bool| {
@@ -230,10 +228,10 @@ fn task_writes(r: &Reach<'_>, tv: &TaskVars<'_>) -> Vec<WriteKind> {
             }
         }
         ("ansible.builtin.command" | "ansible.builtin.shell" | "ansible.builtin.raw", _) => {
-            let Some(cmd) = command_text(r.inst, tv) else {
+            let Some(cmd) = it.command(r.inst) else {
                 return out;
             };
-            out.extend(command_writes(&cmd));
+            out.extend(command_writes(cmd));
         }
         (
             "ansible.builtin.systemd_service"

@@ -38,6 +38,8 @@ pub struct Context<'a> {
     pub project: &'a Project,
     pub sources: &'a SourceMap,
     pub scope: &'a Scope<'a>,
+    /// Every reachable task with its cached effects.
+    pub reached: &'a [crate::concern::analyze::Facts<'a>],
     pub verdicts: &'a [Verdict],
     pub writes: &'a [extract::Found],
     pub sysctl: &'a [KeyResult],

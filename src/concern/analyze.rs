@@ -12,6 +12,7 @@ use crate::source::SourceMap;
 use crate::vars::{ExtraVars, LookupOwned, PlayVars, TaskVars};
 use crate::yaml::Node;
 use serde::Serialize;
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -213,6 +214,110 @@ impl<'a> Scope<'a> {
     pub fn vars(&self, r: &Reach<'a>) -> TaskVars<'_> {
         TaskVars::new(&self.play_vars[r.play_vars], Some(r.inst))
     }
+
+    /// Every reachable task with a cache of what it does, shared by the
+    /// concern analysis and the rules so each task is rendered once.
+    #[must_use]
+    pub fn reached(&self) -> Vec<Facts<'_>> {
+        self.reach()
+            .into_iter()
+            .map(|reach| Facts {
+                reach,
+                iters: OnceCell::new(),
+            })
+            .collect()
+    }
+}
+
+/// The result of evaluating a task's condition chain.
+pub type CondResult = (Status, Vec<CondEvidence>, Vec<String>, Vec<String>);
+
+/// One loop iteration of a reachable task (or the task itself without a loop).
+pub struct Iteration<'s> {
+    pub item: Option<serde_json::Value>,
+    pub tv: TaskVars<'s>,
+    writes: OnceCell<Vec<(String, String)>>,
+    rendered: OnceCell<Vec<Option<String>>>,
+    command: OnceCell<Option<String>>,
+    conds: OnceCell<CondResult>,
+}
+
+impl Iteration<'_> {
+    /// Files written, with content (templates rendered when possible).
+    pub fn writes(&self, inst: &TaskInstance) -> &[(String, String)] {
+        self.writes.get_or_init(|| writes(inst, &self.tv))
+    }
+
+    /// The content of write `i` as rendered by Jinja, for templates whose
+    /// variables are known (rendering is costly: done on first request).
+    pub fn rendered(&self, inst: &TaskInstance, i: usize) -> Option<&str> {
+        let all = self.rendered.get_or_init(|| {
+            let is_template = inst.task.module.rsplit('.').next() == Some("template");
+            self.writes(inst)
+                .iter()
+                .map(|(_, raw)| {
+                    if !is_template || !crate::ansible::project::is_templated(raw) {
+                        return None;
+                    }
+                    match jinja::render(raw, &self.tv) {
+                        jinja::Rendered::Value(serde_json::Value::String(s)) => Some(s),
+                        _ => None,
+                    }
+                })
+                .collect()
+        });
+        all.get(i).and_then(Option::as_deref)
+    }
+
+    /// The command line of command/shell/raw tasks.
+    pub fn command(&self, inst: &TaskInstance) -> Option<&str> {
+        self.command
+            .get_or_init(|| command_text(inst, &self.tv))
+            .as_deref()
+    }
+
+    /// The task's condition chain, evaluated.
+    pub fn conditions(&self, sources: &SourceMap, inst: &TaskInstance) -> &CondResult {
+        self.conds
+            .get_or_init(|| eval_conditions(sources, inst, &self.tv))
+    }
+}
+
+/// A reachable task and its iterations, computed on first use.
+pub struct Facts<'s> {
+    pub reach: Reach<'s>,
+    iters: OnceCell<Vec<Iteration<'s>>>,
+}
+
+impl<'s> Facts<'s> {
+    /// The task's loop iterations (one, without `item`, when it has no loop
+    /// or its items are not known statically).
+    pub fn iterations(&self, scope: &'s Scope<'_>) -> &[Iteration<'s>] {
+        self.iters.get_or_init(|| {
+            let pv = &scope.play_vars[self.reach.play_vars];
+            let base = TaskVars::new(pv, Some(self.reach.inst));
+            let iteration = |item: Option<serde_json::Value>, tv: TaskVars<'s>| Iteration {
+                item,
+                tv,
+                writes: OnceCell::new(),
+                rendered: OnceCell::new(),
+                command: OnceCell::new(),
+                conds: OnceCell::new(),
+            };
+            match loop_items(self.reach.inst, &base) {
+                Some(items) if !items.is_empty() => items
+                    .into_iter()
+                    .map(|it| {
+                        iteration(
+                            Some(it.clone()),
+                            TaskVars::new(pv, Some(self.reach.inst)).with_item(it),
+                        )
+                    })
+                    .collect(),
+                _ => vec![iteration(None, base)],
+            }
+        })
+    }
 }
 
 fn bool_canon(s: &str) -> String {
@@ -298,16 +403,11 @@ pub(crate) fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<(String, Str
             let Some(dest) = text("dest") else {
                 return Vec::new();
             };
+            // The template source; see `Iteration::rendered` for its rendering.
             let raw = text("src")
                 .and_then(|s| read_role_file(inst, "templates", &s))
                 .unwrap_or_default();
-            // The rendered template when its variables are known; else the
-            // source, whose literal lines still count.
-            let content = match jinja::render(&raw, tv) {
-                jinja::Rendered::Value(serde_json::Value::String(s)) => format!("{s}\n{raw}"),
-                _ => raw,
-            };
-            vec![(dest, content)]
+            vec![(dest, raw)]
         }
         ("ansible.builtin.lineinfile", _) => path()
             .map(|p| (p, text("line").unwrap_or_default()))
@@ -358,7 +458,8 @@ pub(crate) fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<(String, Str
     }
 }
 
-fn pattern_matches(p: &Pattern, inst: &TaskInstance, tv: &TaskVars<'_>) -> bool {
+fn pattern_matches(p: &Pattern, inst: &TaskInstance, it: &Iteration<'_>) -> bool {
+    let tv = &it.tv;
     let t = &inst.task;
     if !p.modules.is_empty() && !p.modules.iter().any(|m| *m == t.module) {
         return false;
@@ -381,14 +482,18 @@ fn pattern_matches(p: &Pattern, inst: &TaskInstance, tv: &TaskVars<'_>) -> bool 
         }
     }
     if let Some(r) = &p.command {
-        match command_text(inst, tv) {
-            Some(c) if r.is_match(&c) => {}
+        match it.command(inst) {
+            Some(c) if r.is_match(c) => {}
             _ => return false,
         }
     }
     if let Some((path_re, content_re)) = &p.writes {
-        let ok = writes(inst, tv).iter().any(|(path, content)| {
-            path_re.is_match(path) && content_re.as_ref().is_none_or(|c| c.is_match(content))
+        // The source's literal lines first; the rendered template only when needed.
+        let ok = it.writes(inst).iter().enumerate().any(|(i, (path, raw))| {
+            path_re.is_match(path)
+                && content_re.as_ref().is_none_or(|c| {
+                    c.is_match(raw) || it.rendered(inst, i).is_some_and(|r| c.is_match(r))
+                })
         });
         if !ok {
             return false;
@@ -518,19 +623,20 @@ pub(crate) fn loop_items(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<Vec<s
 
 /// Computes every concern's verdict.
 #[must_use]
-pub fn analyze(
+pub fn analyze<'s>(
     project: &Project,
     sources: &SourceMap,
     catalog: &[Concern],
-    scope: &Scope<'_>,
+    scope: &'s Scope<'_>,
+    reached: &[Facts<'s>],
 ) -> Vec<Verdict> {
-    let reach = scope.reach();
     let play_vars = &scope.play_vars;
     let mut verdicts: Vec<Verdict> = catalog
         .iter()
         .filter(|c| c.fact.is_none())
-        .map(|c| concern_verdict(project, sources, c, &reach, play_vars))
+        .map(|c| concern_verdict(project, sources, c, scope, reached))
         .collect();
+    let reach: Vec<&Reach<'_>> = reached.iter().map(|f| &f.reach).collect();
     for c in catalog.iter().filter(|c| c.fact.is_some()) {
         verdicts.push(fact_verdict(
             project, sources, c, &verdicts, &reach, play_vars,
@@ -540,12 +646,12 @@ pub fn analyze(
     verdicts
 }
 
-fn concern_verdict(
+fn concern_verdict<'s>(
     project: &Project,
     sources: &SourceMap,
     c: &Concern,
-    reach: &[Reach<'_>],
-    play_vars: &[PlayVars],
+    scope: &'s Scope<'_>,
+    reached: &[Facts<'s>],
 ) -> Verdict {
     let mut parts = Vec::new();
     for part in &c.parts {
@@ -554,7 +660,8 @@ fn concern_verdict(
             if patterns.is_empty() {
                 continue;
             }
-            for r in reach {
+            for facts in reached {
+                let r = &facts.reach;
                 let module = r.inst.task.module.as_str();
                 if !patterns
                     .iter()
@@ -562,30 +669,16 @@ fn concern_verdict(
                 {
                     continue;
                 }
-                let base = TaskVars::new(&play_vars[r.play_vars], Some(r.inst));
-                let iterations: Vec<(Option<serde_json::Value>, TaskVars<'_>)> =
-                    match loop_items(r.inst, &base) {
-                        Some(items) if !items.is_empty() => items
-                            .into_iter()
-                            .map(|it| {
-                                (
-                                    Some(it.clone()),
-                                    TaskVars::new(&play_vars[r.play_vars], Some(r.inst))
-                                        .with_item(it),
-                                )
-                            })
-                            .collect(),
-                        _ => vec![(None, base)],
-                    };
-                for (item, tv) in iterations {
-                    let Some(pat) = patterns.iter().find(|p| pattern_matches(p, r.inst, &tv))
-                    else {
+                for it in facts.iterations(scope) {
+                    let Some(pat) = patterns.iter().find(|p| pattern_matches(p, r.inst, it)) else {
                         continue;
                     };
-                    let (mut status, conds, on, rt) = eval_conditions(sources, r.inst, &tv);
-                    if role == "check" {
-                        status = Status::CheckedOnly;
-                    }
+                    let (status, conds, on, rt) = it.conditions(sources, r.inst).clone();
+                    let status = if role == "check" {
+                        Status::CheckedOnly
+                    } else {
+                        status
+                    };
                     evidence.push(TaskEvidence {
                         part: part.name.clone(),
                         role,
@@ -597,11 +690,11 @@ fn concern_verdict(
                         roles: r.inst.roles.clone(),
                         entry: r.entry.to_string(),
                         hosts: r.play.hosts.clone(),
-                        item: item.as_ref().map(json_text),
+                        item: it.item.as_ref().map(json_text),
                         turn_on: on,
                         runtime: rt,
                         requires: pat.requires.clone(),
-                        writes: writes(r.inst, &tv).into_iter().map(|(p, _)| p).collect(),
+                        writes: it.writes(r.inst).iter().map(|(p, _)| p.clone()).collect(),
                         conditions: conds,
                     });
                     break;
@@ -741,7 +834,7 @@ fn fact_verdict(
     sources: &SourceMap,
     c: &Concern,
     verdicts: &[Verdict],
-    reach: &[Reach<'_>],
+    reach: &[&Reach<'_>],
     play_vars: &[PlayVars],
 ) -> Verdict {
     let Some(fact) = &c.fact else {

@@ -103,10 +103,20 @@ impl Rule for CgroupDriverMismatch {
     fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let mut kubelet: Vec<Side> = Vec::new();
         let mut runtime: Vec<Side> = Vec::new();
-        for r in cx.scope.reach() {
+        for facts in cx.reached {
+            let r = &facts.reach;
             let t = &r.inst.task;
             let short = t.module.rsplit('.').next().unwrap_or("");
-            let tv = cx.scope.vars(&r);
+            if !matches!(
+                short,
+                "template" | "copy" | "lineinfile" | "command" | "shell"
+            ) {
+                continue;
+            }
+            let Some(it) = facts.iterations(cx.scope).first() else {
+                continue;
+            };
+            let tv = &it.tv;
             let content = match short {
                 "template" => t
                     .arg("src")

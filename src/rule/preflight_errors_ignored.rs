@@ -123,9 +123,13 @@ impl Rule for PreflightErrorsIgnored {
 
     fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
         let mut seen = std::collections::BTreeSet::new();
-        for r in cx.scope.reach() {
+        for facts in cx.reached {
+            let r = &facts.reach;
             let t = &r.inst.task;
-            let tv = cx.scope.vars(&r);
+            let Some(it) = facts.iterations(cx.scope).first() else {
+                continue;
+            };
+            let tv = &it.tv;
             let short = t.module.rsplit('.').next().unwrap_or("");
             let values: Vec<String> = match short {
                 "command" | "shell" | "raw" => {
@@ -136,7 +140,7 @@ impl Rule for PreflightErrorsIgnored {
                     else {
                         continue;
                     };
-                    let text = expand(&raw, &tv);
+                    let text = expand(&raw, tv);
                     flag_re()
                         .captures_iter(&text)
                         .map(|c| c[1].to_string())
@@ -157,7 +161,7 @@ impl Rule for PreflightErrorsIgnored {
                 _ => continue,
             };
             for value in values {
-                let (msg, identity) = match items(&value, &tv) {
+                let (msg, identity) = match items(&value, tv) {
                     Some(list) => {
                         let bad: Vec<String> = list
                             .iter()
