@@ -14,6 +14,7 @@ use crate::discover::{DiscoveredFile, FileKind};
 use crate::load::{Loaded, Loader};
 use crate::source::Span;
 use crate::yaml::{Node, Value};
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -186,7 +187,7 @@ pub struct Project {
 
 /// Renders a templated string (an include target, a role name) when the
 /// variables allow; `None` keeps it unresolved.
-pub trait TemplateResolver {
+pub trait TemplateResolver: Sync {
     fn resolve(
         &self,
         template: &str,
@@ -234,6 +235,16 @@ pub fn is_playbook(doc: &Node) -> bool {
                     || i.get("ansible.builtin.import_playbook").is_some()
             })
     })
+}
+
+/// A play found in the playbook chain, with what it inherits, before it is
+/// expanded (plays are expanded in parallel).
+struct PlaySpec {
+    node: Node,
+    basedir: PathBuf,
+    layers: Vec<Arc<VarLayer>>,
+    when: Vec<Condition>,
+    stack: Vec<PathBuf>,
 }
 
 struct Builder<'a> {
@@ -346,8 +357,52 @@ pub fn build(
         }
     } else {
         for pb in playbooks {
-            let mut plays = Vec::new();
-            b.expand_playbook(&pb, &[], &[], &mut Vec::new(), &mut plays, None);
+            let mut specs = Vec::new();
+            b.expand_playbook(&pb, &[], &[], &mut Vec::new(), &mut specs, None);
+            // Each play is independent: expand them in parallel, each with its
+            // own builder, then merge in order.
+            let built: Vec<_> = specs
+                .par_iter()
+                .map(|spec| {
+                    let mut pb = Builder {
+                        root: b.root.clone(),
+                        loader,
+                        cfg: b.cfg.clone(),
+                        resolver: b.resolver,
+                        roles: HashMap::new(),
+                        unresolved: Vec::new(),
+                        diags: Vec::new(),
+                        reported: HashSet::new(),
+                    };
+                    let play = pb.play(
+                        &spec.node,
+                        &spec.basedir,
+                        &spec.layers,
+                        &spec.when,
+                        &spec.stack,
+                    );
+                    (play, pb.diags, pb.unresolved, pb.roles)
+                })
+                .collect();
+            let mut plays = Vec::with_capacity(built.len());
+            for (play, diags, unresolved, roles) in built {
+                plays.push(play);
+                for d in diags {
+                    b.push_diag(d);
+                }
+                for u in unresolved {
+                    if !b
+                        .unresolved
+                        .iter()
+                        .any(|x| x.file == u.file && x.line == u.line && x.expr == u.expr)
+                    {
+                        b.unresolved.push(u);
+                    }
+                }
+                for (path, role) in roles {
+                    b.roles.entry(path).or_insert(role);
+                }
+            }
             let span = loader
                 .yaml(&pb)
                 .doc()
@@ -603,7 +658,7 @@ impl Builder<'_> {
         inherited_layers: &[Arc<VarLayer>],
         inherited_when: &[Condition],
         stack: &mut Vec<PathBuf>,
-        plays: &mut Vec<Play>,
+        plays: &mut Vec<PlaySpec>,
         from: Option<Span>,
     ) {
         let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
@@ -707,8 +762,13 @@ impl Builder<'_> {
                     Some(target.span),
                 );
             } else if item.get("hosts").is_some() {
-                let play = self.play(item, &basedir, inherited_layers, inherited_when, stack);
-                plays.push(play);
+                plays.push(PlaySpec {
+                    node: item.clone(),
+                    basedir: basedir.clone(),
+                    layers: inherited_layers.to_vec(),
+                    when: inherited_when.to_vec(),
+                    stack: stack.clone(),
+                });
             } else {
                 self.push_diag(
                     Diagnostic::error(
