@@ -18,6 +18,15 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
+    /// When to colour output: auto (a terminal without NO_COLOR), always, never.
+    /// Example: --color never
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    pub color: ColorChoice,
+
+    /// No progress indicator and no notes on stderr; results only.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+
     /// With no subcommand, `preflint [PATH]` runs `check`.
     #[command(flatten)]
     pub check: CheckArgs,
@@ -45,6 +54,13 @@ pub enum Command {
     ///
     /// Example: preflint sysctl --distro centos7 ~/kubespray
     Sysctl(SysctlArgs),
+    /// Print a shell completion script. Example: preflint completions bash > /etc/bash_completion.d/preflint
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff). Example: preflint man > preflint.1 && man ./preflint.1
+    Man,
     /// List the tasks each entry playbook reaches, in order, with their conditions.
     ///
     /// Example: preflint tasks --playbook cluster.yml ~/kubespray
@@ -219,4 +235,11 @@ pub struct CheckArgs {
     /// catalog. Example: --rules ./audit-rules
     #[arg(long, value_name = "DIR")]
     pub rules: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
 }

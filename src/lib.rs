@@ -13,6 +13,7 @@ pub mod discover;
 pub mod jinja;
 pub mod load;
 pub mod output;
+pub mod progress;
 pub mod rule;
 pub mod run;
 pub mod source;

@@ -21,6 +21,18 @@ use std::sync::Arc;
 /// # Errors
 /// A setup error (missing path, unreadable config) as a message.
 pub fn run(cli: Cli) -> Result<u8, String> {
+    let ui = Ui {
+        color: match cli.color {
+            crate::cli::ColorChoice::Always => true,
+            crate::cli::ColorChoice::Never => false,
+            crate::cli::ColorChoice::Auto => {
+                std::io::IsTerminal::is_terminal(&std::io::stdout())
+                    && std::env::var_os("NO_COLOR").is_none()
+            }
+        },
+        quiet: cli.quiet,
+    };
+    UI.with(|u| u.set(ui));
     match cli.command {
         None => check(&cli.check),
         Some(Command::Check(args)) => check(&args),
@@ -29,7 +41,38 @@ pub fn run(cli: Cli) -> Result<u8, String> {
         Some(Command::Rules) => rules(),
         Some(Command::Explain { id }) => explain(&id),
         Some(Command::Sysctl(args)) => sysctl(&args),
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "preflint", &mut std::io::stdout());
+            Ok(0)
+        }
+        Some(Command::Man) => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut out)
+                .map_err(|e| e.to_string())?;
+            let _ = std::io::stdout().lock().write_all(&out);
+            Ok(0)
+        }
     }
+}
+
+/// How to talk to the person running preflint.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ui {
+    pub color: bool,
+    pub quiet: bool,
+}
+
+thread_local! {
+    static UI: std::cell::Cell<Ui> = const { std::cell::Cell::new(Ui { color: false, quiet: false }) };
+}
+
+/// The settings of the current run (colour, quiet).
+#[must_use]
+pub fn ui() -> Ui {
+    UI.with(std::cell::Cell::get)
 }
 
 /// The configuration for a run: `.preflint.yml` at the root (or `--config`).
@@ -191,8 +234,13 @@ fn ansible_lint_excludes(root: &Path) -> Vec<String> {
 }
 
 fn tasks(args: &TasksArgs) -> Result<u8, String> {
+    let progress = crate::progress::Progress::start(
+        "reading the tree",
+        args.format == crate::cli::TasksFormat::Human,
+    );
     let config = config_for(&args.common, None)?;
     let loaded = load(&args.common, &config)?;
+    drop(progress);
     let text = match args.format {
         crate::cli::TasksFormat::Human => output::tasks::human(&loaded),
         crate::cli::TasksFormat::Json => output::tasks::json(&loaded),
@@ -208,6 +256,13 @@ fn tasks(args: &TasksArgs) -> Result<u8, String> {
 }
 
 fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
+    let progress = crate::progress::Progress::start(
+        "analysing who fixes each concern",
+        matches!(
+            args.format,
+            WhoFixesFormat::Table | WhoFixesFormat::Markdown
+        ),
+    );
     let catalog = crate::concern::catalog::load(args.rules.as_deref()).map_err(|errs| {
         let lines: Vec<String> = errs.iter().map(ToString::to_string).collect();
         format!("invalid concern catalog:\n  {}", lines.join("\n  "))
@@ -230,6 +285,7 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
         &scope,
         &reached,
     );
+    drop(progress);
     let text = match args.format {
         WhoFixesFormat::Table => output::who_fixes::table(&verdicts),
         WhoFixesFormat::Markdown => output::who_fixes::markdown(&verdicts),
@@ -365,14 +421,19 @@ pub fn check_run(args: &CheckArgs) -> Result<CheckRun, String> {
 }
 
 fn check(args: &CheckArgs) -> Result<u8, String> {
+    let progress =
+        crate::progress::Progress::start("checking", args.format == crate::cli::CheckFormat::Human);
     let mut run = check_run(args)?;
+    drop(progress);
     if let Some(path) = &args.write_baseline {
         crate::baseline::write(path, &run.findings)?;
-        eprintln!(
-            "preflint: wrote {} findings to {}",
-            run.findings.len(),
-            path.display()
-        );
+        if !ui().quiet {
+            eprintln!(
+                "preflint: wrote {} findings to {}",
+                run.findings.len(),
+                path.display()
+            );
+        }
         return Ok(0);
     }
     if let Some(path) = &args.baseline {

@@ -251,3 +251,49 @@ fn help_teaches_with_examples() {
         );
     }
 }
+
+#[test]
+fn completions_and_man_page() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = preflint(&["completions", shell], None);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("who-fixes"),
+            "{shell} completion lists subcommands"
+        );
+    }
+    let man = preflint(&["man"], None);
+    assert_eq!(man.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&man.stdout);
+    assert!(
+        text.contains(".TH preflint 1") && text.contains("check"),
+        "roff man page"
+    );
+}
+
+#[test]
+fn colour_and_quiet() {
+    let live = tree("hazards/live-only");
+    let always = preflint(&["check", "--color", "always", &live], None);
+    assert!(
+        String::from_utf8_lossy(&always.stdout).contains('\u{1b}'),
+        "ANSI colour with --color always"
+    );
+    let never = preflint(&["check", "--color", "never", &live], None);
+    assert!(!String::from_utf8_lossy(&never.stdout).contains('\u{1b}'));
+    // Not a terminal: colour off by default, and no progress indicator on stderr.
+    let auto = preflint(&["check", &live], None);
+    assert!(!String::from_utf8_lossy(&auto.stdout).contains('\u{1b}'));
+    assert!(
+        auto.stderr.is_empty(),
+        "stderr: {}",
+        String::from_utf8_lossy(&auto.stderr)
+    );
+    let tmp = tempfile::tempdir().expect("tmp");
+    let base = tmp.path().join("b.json").display().to_string();
+    let quiet = preflint(
+        &["check", "--quiet", "--write-baseline", &base, &live],
+        None,
+    );
+    assert!(quiet.stderr.is_empty(), "--quiet keeps stderr clean");
+}

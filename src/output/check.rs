@@ -3,7 +3,6 @@
 use crate::cli::CheckFormat;
 use crate::output::findings::{Format, Report, render as render_format};
 use crate::run::CheckRun;
-use std::io::IsTerminal;
 
 fn format(f: CheckFormat) -> Format {
     match f {
@@ -23,7 +22,7 @@ pub fn render(f: CheckFormat, run: &CheckRun, root: &str) -> String {
         .iter()
         .map(|r| r.meta().clone())
         .collect();
-    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let color = crate::run::ui().color;
     let report = Report {
         tool_version: env!("CARGO_PKG_VERSION"),
         root,

@@ -120,19 +120,19 @@ impl Rule for CgroupDriverMismatch {
             let content = match short {
                 "template" => t
                     .arg("src")
-                    .and_then(|n| read_role_file(r.inst, "templates", &arg_text(&tv, n))),
-                "copy" => t.arg("content").map(|n| arg_text(&tv, n)),
-                "lineinfile" => t.arg("line").map(|n| arg_text(&tv, n)),
+                    .and_then(|n| read_role_file(r.inst, "templates", &arg_text(tv, n))),
+                "copy" => t.arg("content").map(|n| arg_text(tv, n)),
+                "lineinfile" => t.arg("line").map(|n| arg_text(tv, n)),
                 "command" | "shell" => t
                     .arg("_raw_params")
                     .or_else(|| t.arg("cmd"))
-                    .map(|n| arg_text(&tv, n)),
+                    .map(|n| arg_text(tv, n)),
                 _ => None,
             };
             let Some(content) = content else { continue };
             for (idx, (re, is_kubelet)) in regexes().iter().enumerate() {
                 for c in re.captures_iter(&content) {
-                    let Some(v) = value(&c[1], &tv) else { continue };
+                    let Some(v) = value(&c[1], tv) else { continue };
                     let side = Side {
                         driver: driver(*is_kubelet, idx, &v),
                         file: cx.sources.display(t.span.file),

@@ -1,0 +1,61 @@
+//! A progress indicator on stderr for runs that take more than about a
+//! second, on terminals only: never when stderr is redirected, in CI output
+//! formats, or with `--quiet`.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Shows a spinner after a delay until dropped.
+pub struct Progress {
+    done: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How long a run may take before the indicator appears.
+pub const DELAY: Duration = Duration::from_secs(1);
+
+impl Progress {
+    /// Starts the indicator when `wanted` (a human format) and stderr is a
+    /// terminal and the run is not quiet.
+    #[must_use]
+    pub fn start(message: &'static str, wanted: bool) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let enabled = wanted && !crate::run::ui().quiet && std::io::stderr().is_terminal();
+        if !enabled {
+            return Progress { done, handle: None };
+        }
+        let flag = Arc::clone(&done);
+        let handle = std::thread::spawn(move || {
+            let start = Instant::now();
+            while start.elapsed() < DELAY {
+                if flag.load(Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            bar.set_message(message);
+            while !flag.load(Ordering::Relaxed) {
+                bar.tick();
+                std::thread::sleep(Duration::from_millis(80));
+            }
+            bar.finish_and_clear();
+        });
+        Progress {
+            done,
+            handle: Some(handle),
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
