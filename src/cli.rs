@@ -131,6 +131,8 @@ pub enum WhoFixesFormat {
     Json,
     /// The flat map concern -> who fixes it.
     Compact,
+    /// A self-contained HTML page: concerns x host groups, evidence on click.
+    Html,
 }
 
 #[derive(Debug, Args)]

@@ -290,6 +290,7 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
         WhoFixesFormat::Table => output::who_fixes::table(&verdicts),
         WhoFixesFormat::Markdown => output::who_fixes::markdown(&verdicts),
         WhoFixesFormat::Compact => output::who_fixes::compact(&verdicts),
+        WhoFixesFormat::Html => output::html::render(&loaded.project.name, &verdicts),
         WhoFixesFormat::Json => output::who_fixes::json(
             &loaded.project.name,
             &verdicts,

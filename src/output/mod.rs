@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod findings;
+pub mod html;
 pub mod sysctl;
 pub mod tasks;
 pub mod who_fixes;
