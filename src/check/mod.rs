@@ -137,3 +137,47 @@ fn suppressed(sources: &SourceMap, f: &Finding) -> bool {
             .any(|id| id == f.rule),
     }
 }
+
+/// Runs `check` on a small tree written to a temporary directory (for rule tests).
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::rule::Finding;
+
+    /// The ids of the findings of `rule` for a tree given as (path, text) pairs.
+    pub(crate) fn findings(files: &[(&str, &str)], rule: &str) -> Vec<Finding> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        }
+        let cli = <crate::cli::Cli as clap::Parser>::try_parse_from([
+            "preflint".to_string(),
+            "check".to_string(),
+            dir.path().display().to_string(),
+        ])
+        .expect("args");
+        let Some(crate::cli::Command::Check(args)) = cli.command else {
+            unreachable!("parsed as check")
+        };
+        let run = crate::run::check_run(&args).expect("check runs");
+        run.findings
+            .into_iter()
+            .filter(|f| f.rule == rule)
+            .collect()
+    }
+
+    /// A one-play playbook running `role` with the given tasks file.
+    pub(crate) fn role_tree<'a>(role: &'a str, tasks: &'a str) -> Vec<(String, &'a str)> {
+        vec![
+            ("site.yml".to_string(), "- hosts: all\n  roles: [r]\n"),
+            (format!("roles/r/tasks/{role}"), tasks),
+        ]
+    }
+
+    pub(crate) fn run_role(tasks: &str, rule: &str) -> Vec<Finding> {
+        let tree = role_tree("main.yml", tasks);
+        let refs: Vec<(&str, &str)> = tree.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+        findings(&refs, rule)
+    }
+}

@@ -87,3 +87,26 @@ impl Rule for BridgeSysctlWithoutModuleAtBoot {
         }
     }
 }
+
+#[cfg(test)]
+mod rule_tests {
+    use crate::check::testing::run_role;
+
+    const FAILS: &str = r#"- ansible.posix.sysctl: {name: net.bridge.bridge-nf-call-iptables, value: "1", sysctl_file: /etc/sysctl.d/k8s.conf}
+"#;
+    const PASSES: &str = r#"- ansible.posix.sysctl: {name: net.bridge.bridge-nf-call-iptables, value: "1", sysctl_file: /etc/sysctl.d/k8s.conf}
+- ansible.builtin.copy: {dest: /etc/modules-load.d/k8s.conf, content: "br_netfilter\n"}
+"#;
+
+    #[test]
+    fn fires_on_the_hazard() {
+        let f = run_role(FAILS, "bridge-sysctl-without-module-at-boot");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].file, "roles/r/tasks/main.yml");
+    }
+
+    #[test]
+    fn quiet_on_the_fix() {
+        assert!(run_role(PASSES, "bridge-sysctl-without-module-at-boot").is_empty());
+    }
+}

@@ -177,3 +177,27 @@ impl Rule for CgroupDriverMismatch {
         }
     }
 }
+
+#[cfg(test)]
+mod rule_tests {
+    use crate::check::testing::run_role;
+
+    const FAILS: &str = r#"- ansible.builtin.copy: {dest: /var/lib/kubelet/config.yaml, content: "cgroupDriver: cgroupfs\n"}
+- ansible.builtin.copy: {dest: /etc/containerd/config.toml, content: "  SystemdCgroup = true\n"}
+"#;
+    const PASSES: &str = r#"- ansible.builtin.copy: {dest: /var/lib/kubelet/config.yaml, content: "cgroupDriver: systemd\n"}
+- ansible.builtin.copy: {dest: /etc/containerd/config.toml, content: "  SystemdCgroup = true\n"}
+"#;
+
+    #[test]
+    fn fires_on_the_hazard() {
+        let f = run_role(FAILS, "cgroup-driver-mismatch");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].file, "roles/r/tasks/main.yml");
+    }
+
+    #[test]
+    fn quiet_on_the_fix() {
+        assert!(run_role(PASSES, "cgroup-driver-mismatch").is_empty());
+    }
+}

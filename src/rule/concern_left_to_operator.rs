@@ -65,3 +65,22 @@ impl Rule for ConcernLeftToOperator {
         }
     }
 }
+
+#[cfg(test)]
+mod rule_tests {
+    use crate::check::testing::run_role;
+
+    #[test]
+    fn one_finding_per_operator_concern_at_the_play() {
+        let f = run_role(
+            "- ansible.builtin.command: swapoff -a\n",
+            "concern-left-to-operator",
+        );
+        assert!(f.iter().all(|x| x.file == "site.yml" && x.line == 1));
+        assert!(f.iter().any(|x| x.message.starts_with("port_10250:")));
+        assert!(
+            !f.iter().any(|x| x.message.starts_with("swap:")),
+            "swap is addressed"
+        );
+    }
+}

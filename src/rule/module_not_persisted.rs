@@ -84,3 +84,25 @@ impl Rule for ModuleNotPersisted {
         }
     }
 }
+
+#[cfg(test)]
+mod rule_tests {
+    use crate::check::testing::run_role;
+
+    const FAILS: &str = r#"- community.general.modprobe: {name: overlay, state: present}
+"#;
+    const PASSES: &str = r#"- community.general.modprobe: {name: overlay, state: present, persistent: present}
+"#;
+
+    #[test]
+    fn fires_on_the_hazard() {
+        let f = run_role(FAILS, "module-not-persisted");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].file, "roles/r/tasks/main.yml");
+    }
+
+    #[test]
+    fn quiet_on_the_fix() {
+        assert!(run_role(PASSES, "module-not-persisted").is_empty());
+    }
+}

@@ -255,3 +255,25 @@ mod tests {
         assert_eq!(template_values(t), vec!["Swap,NumCPU".to_string()]);
     }
 }
+
+#[cfg(test)]
+mod rule_tests {
+    use crate::check::testing::run_role;
+
+    const FAILS: &str = r#"- ansible.builtin.command: kubeadm init --ignore-preflight-errors=Swap,NumCPU
+"#;
+    const PASSES: &str = r#"- ansible.builtin.command: kubeadm init --ignore-preflight-errors=NumCPU
+"#;
+
+    #[test]
+    fn fires_on_the_hazard() {
+        let f = run_role(FAILS, "preflight-errors-ignored");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].file, "roles/r/tasks/main.yml");
+    }
+
+    #[test]
+    fn quiet_on_the_fix() {
+        assert!(run_role(PASSES, "preflight-errors-ignored").is_empty());
+    }
+}

@@ -54,3 +54,26 @@ impl Rule for SwapOffNotPersisted {
         out.push(f);
     }
 }
+
+#[cfg(test)]
+mod rule_tests {
+    use crate::check::testing::run_role;
+
+    const FAILS: &str = r#"- ansible.builtin.command: swapoff -a
+"#;
+    const PASSES: &str = r#"- ansible.builtin.command: swapoff -a
+- ansible.posix.mount: {name: swap, fstype: swap, state: absent}
+"#;
+
+    #[test]
+    fn fires_on_the_hazard() {
+        let f = run_role(FAILS, "swap-off-not-persisted");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].file, "roles/r/tasks/main.yml");
+    }
+
+    #[test]
+    fn quiet_on_the_fix() {
+        assert!(run_role(PASSES, "swap-off-not-persisted").is_empty());
+    }
+}

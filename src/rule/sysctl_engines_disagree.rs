@@ -97,3 +97,26 @@ impl Rule for SysctlEnginesDisagree {
         }
     }
 }
+
+#[cfg(test)]
+mod rule_tests {
+    use crate::check::testing::run_role;
+
+    const FAILS: &str = r#"- ansible.posix.sysctl: {name: net.ipv4.ip_forward, value: "1", sysctl_file: /etc/sysctl.d/k8s.conf}
+- ansible.posix.sysctl: {name: net.ipv4.ip_forward, value: "0"}
+"#;
+    const PASSES: &str = r#"- ansible.posix.sysctl: {name: net.ipv4.ip_forward, value: "1", sysctl_file: /etc/sysctl.d/k8s.conf}
+"#;
+
+    #[test]
+    fn fires_on_the_hazard() {
+        let f = run_role(FAILS, "sysctl-engines-disagree");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].file, "roles/r/tasks/main.yml");
+    }
+
+    #[test]
+    fn quiet_on_the_fix() {
+        assert!(run_role(PASSES, "sysctl-engines-disagree").is_empty());
+    }
+}

@@ -150,3 +150,27 @@ impl Rule for SysctlOverriddenAtBoot {
         }
     }
 }
+
+#[cfg(test)]
+mod rule_tests {
+    use crate::check::testing::run_role;
+
+    const FAILS: &str = r#"- ansible.posix.sysctl: {name: net.ipv4.ip_forward, value: "1", sysctl_file: /etc/sysctl.d/99-k8s.conf}
+- ansible.builtin.copy: {dest: /etc/sysctl.d/zz-hardening.conf, content: "net.ipv4.ip_forward = 0\n"}
+"#;
+    const PASSES: &str = r#"- ansible.posix.sysctl: {name: net.ipv4.ip_forward, value: "1", sysctl_file: /etc/sysctl.d/zz-k8s.conf}
+- ansible.builtin.copy: {dest: /etc/sysctl.d/50-hardening.conf, content: "net.ipv4.ip_forward = 0\n"}
+"#;
+
+    #[test]
+    fn fires_on_the_hazard() {
+        let f = run_role(FAILS, "sysctl-overridden-at-boot");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].file, "roles/r/tasks/main.yml");
+    }
+
+    #[test]
+    fn quiet_on_the_fix() {
+        assert!(run_role(PASSES, "sysctl-overridden-at-boot").is_empty());
+    }
+}

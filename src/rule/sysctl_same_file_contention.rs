@@ -88,3 +88,27 @@ impl Rule for SysctlSameFileContention {
         }
     }
 }
+
+#[cfg(test)]
+mod rule_tests {
+    use crate::check::testing::run_role;
+
+    const FAILS: &str = r#"- ansible.posix.sysctl: {name: vm.overcommit_memory, value: "1", sysctl_file: /etc/sysctl.d/99-k8s.conf}
+- ansible.posix.sysctl: {name: vm.overcommit_memory, value: "0", sysctl_file: /etc/sysctl.d/99-k8s.conf}
+"#;
+    const PASSES: &str = r#"- ansible.posix.sysctl: {name: vm.overcommit_memory, value: "1", sysctl_file: /etc/sysctl.d/99-k8s.conf}
+- ansible.posix.sysctl: {name: vm.overcommit_memory, value: "1", sysctl_file: /etc/sysctl.d/99-k8s.conf}
+"#;
+
+    #[test]
+    fn fires_on_the_hazard() {
+        let f = run_role(FAILS, "sysctl-same-file-contention");
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].file, "roles/r/tasks/main.yml");
+    }
+
+    #[test]
+    fn quiet_on_the_fix() {
+        assert!(run_role(PASSES, "sysctl-same-file-contention").is_empty());
+    }
+}
