@@ -59,6 +59,27 @@ fn verdicts(tree: &Path, extra: &[&str]) -> BTreeMap<String, String> {
             }
             other => other.to_string(),
         };
+        // Per host group, when plays on different groups disagree.
+        let mut groups: Vec<String> = v["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|p| p["by_hosts"].as_array().cloned().unwrap_or_default())
+            .map(|h| {
+                format!(
+                    "{}={}",
+                    h["hosts"].as_str().unwrap_or_default(),
+                    h["status"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        groups.sort();
+        groups.dedup();
+        let s = if groups.is_empty() {
+            s
+        } else {
+            format!("{s} [{}]", groups.join(" "))
+        };
         map.insert(id, s);
     }
     map

@@ -117,11 +117,67 @@ pub struct TaskEvidence {
 pub struct PartVerdict {
     pub name: String,
     pub status: Status,
+    /// When the fixing tasks run in plays that target different host groups:
+    /// the strongest status per hosts pattern.
+    pub by_hosts: Vec<HostsStatus>,
     /// Variables that turn a conditional fix on.
     pub turn_on: Vec<String>,
     /// Run-time names (facts, registered results) the fix depends on.
     pub runtime: Vec<String>,
     pub evidence: Vec<TaskEvidence>,
+}
+
+/// A part's status for the plays that target one hosts pattern.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostsStatus {
+    pub hosts: String,
+    pub status: Status,
+}
+
+/// The strongest fix status per hosts pattern, when there is more than one pattern.
+fn by_hosts(evidence: &[TaskEvidence]) -> Vec<HostsStatus> {
+    let mut best: std::collections::BTreeMap<&str, Status> = std::collections::BTreeMap::new();
+    for e in evidence.iter().filter(|e| e.role == "fix") {
+        let s = best.entry(e.hosts.as_str()).or_insert(e.status);
+        *s = (*s).min(e.status);
+    }
+    if best.len() < 2 {
+        return Vec::new();
+    }
+    // A plain union pattern (`a:b`) covers the patterns made of its groups:
+    // those hosts get the stronger status of the wider play.
+    let groups = |p: &str| -> Option<BTreeSet<String>> {
+        if p.contains(['!', '&', '[', '*', '~']) {
+            return None;
+        }
+        Some(
+            p.split([':', ','])
+                .map(|g| g.trim().to_string())
+                .filter(|g| !g.is_empty())
+                .collect(),
+        )
+    };
+    let snapshot: Vec<(&str, Status)> = best.iter().map(|(h, s)| (*h, *s)).collect();
+    for (hosts, status) in &mut best {
+        let Some(mine) = groups(hosts) else { continue };
+        for (other, other_status) in &snapshot {
+            if other_status < status
+                && groups(other).is_some_and(|o| mine.is_subset(&o) || o.contains("all"))
+            {
+                *status = *other_status;
+            }
+        }
+    }
+    let first = snapshot.first().map(|_| best.values().next().copied());
+    if best.values().all(|s| Some(*s) == first.flatten()) {
+        return Vec::new();
+    }
+    best.into_iter()
+        .map(|(hosts, status)| HostsStatus {
+            hosts: hosts.to_string(),
+            status,
+        })
+        .collect()
 }
 
 /// The value of a fact concern (e.g. the sysctl file) with its provenance.
@@ -707,11 +763,19 @@ fn concern_verdict<'s>(
         evidence.dedup_by(|a, b| {
             a.file == b.file && a.line == b.line && a.status == b.status && a.item == b.item
         });
-        let status = evidence.first().map_or(Status::Operator, |e| e.status);
+        let groups = by_hosts(&evidence);
+        // When host groups differ, the part is only as done as its weakest group.
+        let status = groups
+            .iter()
+            .map(|g| g.status)
+            .max()
+            .or_else(|| evidence.first().map(|e| e.status))
+            .unwrap_or(Status::Operator);
         let (turn_on, runtime) = summarize(&evidence, status);
         parts.push(PartVerdict {
             name: part.name.clone(),
             status,
+            by_hosts: groups,
             turn_on,
             runtime,
             evidence,

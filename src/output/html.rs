@@ -377,7 +377,7 @@ fn condition(out: &mut String, c: &CondEvidence) {
     let _ = write!(
         out,
         "<li class=\"cond res-{r}\"><code class=\"expr\">{}</code> → <b class=\"res\">{r}</b> \
-         <span class=\"where\">when of the {} at <code>{}:{}</code></span>",
+         <span class=\"where\">{} <code>when</code> at <code>{}:{}</code></span>",
         escape(&c.expr),
         origin_label(c),
         escape(&c.file),
@@ -499,9 +499,10 @@ td.applies { width: 10em; }
   border: 1px solid var(--line); font-size: 12px; }
 .muted { color: var(--muted); }
 td.cell { min-width: 14em; border-left: 1px solid var(--line); }
-td.cell.none { text-align: center; }
+td.cell.none { text-align: center; color: var(--line); }
 td.cell > details > summary { cursor: pointer; font-weight: 600; padding: 2px 0; list-style-position: inside; }
-.panel { margin-top: 6px; padding: 8px 10px; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; font-size: 13px; }
+.panel { margin-top: 6px; padding: 8px 10px; max-width: 34em; background: var(--bg); border: 1px solid var(--line); border-radius: 6px; font-size: 13px; overflow-wrap: break-word; }
+td.cell:has(details[open]) { min-width: 26em; }
 .panel .verdict { margin: 0 0 6px; }
 .panel h4 { margin: 8px 0 4px; font-size: 13px; }
 .part + .part { border-top: 1px dashed var(--line); margin-top: 6px; }

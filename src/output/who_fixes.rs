@@ -16,6 +16,16 @@ fn part_status(p: &PartVerdict) -> String {
     format!("{}: {s}", p.name)
 }
 
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Fixed => "fixed",
+        Status::FixedWhenRuntime => "fixed when run-time facts allow",
+        Status::Conditional => "conditional",
+        Status::CheckedOnly => "checked only",
+        Status::Operator => "not addressed",
+    }
+}
+
 fn best(p: &PartVerdict) -> Option<&TaskEvidence> {
     p.evidence.first()
 }
@@ -93,6 +103,19 @@ pub fn table(verdicts: &[Verdict]) -> String {
         }
         for p in &v.parts {
             let _ = writeln!(out, "{:<width$}    {}", "", part_status(p));
+            if !p.by_hosts.is_empty() {
+                let per: Vec<String> = p
+                    .by_hosts
+                    .iter()
+                    .map(|h| format!("{}: {}", h.hosts, status_word(h.status)))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "{:<width$}      per host group: {}",
+                    "",
+                    per.join("; ")
+                );
+            }
             if let Some(e) = best(p) {
                 let _ = writeln!(
                     out,
