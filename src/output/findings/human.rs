@@ -177,7 +177,7 @@ fn located(file: &str, line: u32, column: u32) -> String {
 }
 
 /// A related place in another file: a note with its own snippet if we can.
-fn note(texts: &Texts, r: &Related) -> Human {
+fn note(texts: &Texts, root: &str, r: &Related) -> Human {
     let snippet = texts
         .get(&r.file)
         .and_then(|t| span_at(t, r.line, r.column).map(|s| (t, s)));
@@ -187,7 +187,10 @@ fn note(texts: &Texts, r: &Related) -> Human {
             severity: miette::Severity::Advice,
             message: format!("note: {}", printable(&r.message)),
             help: None,
-            source: Some(NamedSource::new(printable(&r.file), Arc::clone(text))),
+            source: Some(NamedSource::new(
+                printable(&super::join_root(root, &r.file)),
+                Arc::clone(text),
+            )),
             labels: vec![LabeledSpan::new_primary_with_span(None, span)],
             notes: Vec::new(),
         },
@@ -207,7 +210,7 @@ fn note(texts: &Texts, r: &Related) -> Human {
     }
 }
 
-fn diagnostic(texts: &Texts, f: &Finding) -> Human {
+fn diagnostic(texts: &Texts, root: &str, f: &Finding) -> Human {
     let mut help: Vec<String> = f.help.iter().map(|h| printable(h)).collect();
     if let Some(p) = &f.preflight {
         help.push(format!(
@@ -228,8 +231,12 @@ fn diagnostic(texts: &Texts, f: &Finding) -> Human {
         .and_then(|t| span_at(t, f.line, f.column).map(|s| (t, s)));
     let Some((text, span)) = primary else {
         // No text to show: say where, then each related place as a note.
-        out.message = format!("{}: {}", located(&f.file, f.line, f.column), out.message);
-        out.notes = f.related.iter().map(|r| note(texts, r)).collect();
+        out.message = format!(
+            "{}: {}",
+            located(&super::join_root(root, &f.file), f.line, f.column),
+            out.message
+        );
+        out.notes = f.related.iter().map(|r| note(texts, root, r)).collect();
         return out;
     };
     out.labels
@@ -241,10 +248,13 @@ fn diagnostic(texts: &Texts, f: &Finding) -> Human {
                 Some(printable(&r.message)),
                 span,
             )),
-            None => out.notes.push(note(texts, r)),
+            None => out.notes.push(note(texts, root, r)),
         }
     }
-    out.source = Some(NamedSource::new(printable(&f.file), Arc::clone(text)));
+    out.source = Some(NamedSource::new(
+        printable(&super::join_root(root, &f.file)),
+        Arc::clone(text),
+    ));
     out
 }
 
@@ -261,7 +271,7 @@ pub(super) fn render(report: &Report<'_>, sources: Option<&SourceMap>) -> String
     let texts = Texts::new(sources);
     let mut out = String::new();
     for f in report.findings {
-        let d = diagnostic(&texts, f);
+        let d = diagnostic(&texts, report.root, f);
         if handler.render_report(&mut out, &d).is_err() {
             // Writing to a String cannot fail; keep the finding visible anyway.
             out.push_str(&d.message);
