@@ -81,24 +81,7 @@ fn glob_regex(pattern: &str) -> Option<Regex> {
     if p.is_empty() {
         return None;
     }
-    let mut re = String::from("^");
-    let chars: Vec<char> = p.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        match chars[i] {
-            '*' if chars.get(i + 1) == Some(&'*') => {
-                re.push_str(".*");
-                i += 1;
-            }
-            '*' => re.push_str("[^/]*"),
-            '?' => re.push_str("[^/]"),
-            c => re.push_str(&regex::escape(&c.to_string())),
-        }
-        i += 1;
-    }
-    // A directory excludes everything below it.
-    re.push_str("(/.*)?$");
-    Regex::new(&re).ok()
+    crate::glob::to_regex(p, true)
 }
 
 /// Directories never walked into.

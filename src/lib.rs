@@ -10,6 +10,7 @@ pub mod concern;
 pub mod config;
 pub mod diagnostic;
 pub mod discover;
+pub mod glob;
 pub mod jinja;
 pub mod load;
 pub mod output;

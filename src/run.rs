@@ -263,20 +263,13 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
             WhoFixesFormat::Table | WhoFixesFormat::Markdown
         ),
     );
-    let catalog = crate::concern::catalog::load(args.rules.as_deref()).map_err(|errs| {
-        let lines: Vec<String> = errs.iter().map(ToString::to_string).collect();
-        format!("invalid concern catalog:\n  {}", lines.join("\n  "))
-    })?;
+    let catalog = catalog(args.rules.as_deref())?;
     let config = config_for(&args.common, None)?;
     let mut loaded = load(&args.common, &config)?;
     if let Some(name) = &args.tool_name {
         loaded.project.name.clone_from(name);
     }
-    let scope = crate::concern::analyze::Scope::new(
-        &loaded.project,
-        &loaded.extra,
-        loaded.inventory.as_ref(),
-    );
+    let scope = scope(&loaded);
     let reached = scope.reached();
     let verdicts = crate::concern::analyze::analyze(
         &loaded.project,
@@ -300,6 +293,19 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(0)
+}
+
+/// The built-in concern catalog plus `--rules DIR`, every problem listed.
+fn catalog(extra: Option<&Path>) -> Result<Vec<crate::concern::catalog::Concern>, String> {
+    crate::concern::catalog::load(extra).map_err(|errs| {
+        let lines: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        format!("invalid concern catalog:\n  {}", lines.join("\n  "))
+    })
+}
+
+/// Plays and their variables, indexed once for analysis.
+fn scope(loaded: &Loaded) -> crate::concern::analyze::Scope<'_> {
+    crate::concern::analyze::Scope::new(&loaded.project, &loaded.extra, loaded.inventory.as_ref())
 }
 
 fn level(l: Level) -> Severity {
@@ -346,18 +352,11 @@ pub struct CheckRun {
 /// Setup errors (missing path, invalid configuration or catalog).
 pub fn check_run(args: &CheckArgs) -> Result<CheckRun, String> {
     let config = config_for(&args.common, args.config.as_deref())?;
-    let catalog = crate::concern::catalog::load(args.rules.as_deref()).map_err(|errs| {
-        let lines: Vec<String> = errs.iter().map(ToString::to_string).collect();
-        format!("invalid concern catalog:\n  {}", lines.join("\n  "))
-    })?;
+    let catalog = catalog(args.rules.as_deref())?;
     let base = baseline(&args.sysctl, &config)?;
     let required = crate::check::required()?;
     let loaded = load(&args.common, &config)?;
-    let scope = crate::concern::analyze::Scope::new(
-        &loaded.project,
-        &loaded.extra,
-        loaded.inventory.as_ref(),
-    );
+    let scope = scope(&loaded);
     let reached = scope.reached();
     let verdicts = crate::concern::analyze::analyze(
         &loaded.project,
@@ -460,7 +459,7 @@ fn rules() -> Result<u8, String> {
         ));
     }
     out.push_str("\nConcerns (preflint who-fixes):\n");
-    let catalog = crate::concern::catalog::load(None).map_err(|e| format!("{e:?}"))?;
+    let catalog = catalog(None)?;
     for c in &catalog {
         out.push_str(&format!("  {:<38} {}\n", c.id, c.title));
     }
@@ -485,7 +484,7 @@ fn explain(id: &str) -> Result<u8, String> {
         let _ = std::io::stdout().lock().write_all(text.as_bytes());
         return Ok(0);
     }
-    let catalog = crate::concern::catalog::load(None).map_err(|e| format!("{e:?}"))?;
+    let catalog = catalog(None)?;
     if let Some(c) = catalog.iter().find(|c| c.id == id) {
         let mut text = format!(
             "# {} (concern)\n\n{}\n\n{}\n\nReference: {}\n",
@@ -520,11 +519,7 @@ fn sysctl(args: &SysctlArgs) -> Result<u8, String> {
     let config = config_for(&args.common, None)?;
     let base = baseline(&args.sysctl, &config)?;
     let loaded = load(&args.common, &config)?;
-    let scope = crate::concern::analyze::Scope::new(
-        &loaded.project,
-        &loaded.extra,
-        loaded.inventory.as_ref(),
-    );
+    let scope = scope(&loaded);
     let reached = scope.reached();
     let writes = crate::check::extract::sysctl_writes(&scope, &reached, &loaded.sources);
     let results = crate::check::simulate(&base, &writes);

@@ -17,6 +17,9 @@ use std::fmt;
 pub const MAX_DEPTH: usize = 512;
 /// Most nodes that alias expansion may copy in one file (billion-laughs guard).
 pub const MAX_ALIAS_NODES: usize = 200_000;
+/// Deepest nesting of flow collections (`[`, `{`): the parser's own limit
+/// (it counts flow levels in a `u8`); deeper input is `yaml-limit-exceeded`.
+pub const MAX_FLOW_DEPTH: usize = 255;
 
 /// A tag that changes how Ansible treats a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -334,9 +337,20 @@ impl Builder<'_> {
             return Diagnostic::error(
                 code::YAML_LIMIT,
                 sp,
-                "flow collections nested too deeply for the YAML parser",
+                format!("flow collections nested deeper than {MAX_FLOW_DEPTH} levels"),
             )
             .with_help("flatten this structure; the rest of the file is not analysed");
+        }
+        if e.info().contains("tab") {
+            // The parser points at the start of the scalar it was reading;
+            // the offending tab may be lines below: point at it, as PyYAML does.
+            let sp = self.indenting_tab(sp.start as usize).unwrap_or(sp);
+            return Diagnostic::error(
+                code::YAML_SYNTAX,
+                sp,
+                format!("YAML syntax error: {}", e.info()),
+            )
+            .with_help("indent with spaces: YAML does not allow tabs in indentation; the rest of the file is not analysed");
         }
         Diagnostic::error(
             code::YAML_SYNTAX,
@@ -344,6 +358,37 @@ impl Builder<'_> {
             format!("YAML syntax error: {}", e.info()),
         )
         .with_help("fix the YAML at this position; the rest of the file is not analysed")
+    }
+
+    /// The first tab at or after byte `from` that sits in a line's leading
+    /// whitespace.
+    fn indenting_tab(&self, from: usize) -> Option<Span> {
+        let text = self.offsets.text;
+        let bytes = text.as_bytes();
+        let mut i = from.min(bytes.len());
+        while i < bytes.len() {
+            if bytes[i] == b'\t' {
+                let line_start = bytes[..i]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |p| p + 1);
+                if bytes[line_start..i]
+                    .iter()
+                    .all(|&b| b == b' ' || b == b'\t')
+                {
+                    let (line, col) = crate::source::line_col(text, i);
+                    return Some(Span {
+                        file: self.file,
+                        start: u32::try_from(i).unwrap_or(u32::MAX),
+                        end: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                        line,
+                        col,
+                    });
+                }
+            }
+            i += 1;
+        }
+        None
     }
 
     fn event(&mut self, event: Event<'_>, sp: Span) -> Result<(), Box<Diagnostic>> {
@@ -904,6 +949,61 @@ mod tests {
     fn deep_nesting_is_bounded() {
         let s = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         let f = parse(FileId(0), &s);
+        assert!(f.failed);
+        assert_eq!(f.diagnostics[0].code, code::YAML_LIMIT);
+    }
+
+    #[test]
+    fn tab_error_points_at_the_tab() {
+        let f = parse(
+            FileId(0),
+            "---\n- name: Turn swap off\n\tcommand: swapoff -a\n",
+        );
+        assert!(f.failed);
+        let d = &f.diagnostics[0];
+        assert_eq!(d.code, code::YAML_SYNTAX);
+        assert_eq!((d.span.line, d.span.col), (3, 1));
+        assert!(d.help.as_deref().is_some_and(|h| h.contains("spaces")));
+    }
+
+    #[test]
+    fn deep_block_nesting_is_bounded() {
+        // 10,000 levels of block sequences on one line, and of block
+        // mappings (one more space per level): caught at MAX_DEPTH, with no
+        // recursion in the parser or the builder.
+        let seq = format!("{}x\n", "- ".repeat(10_000));
+        let f = parse(FileId(0), &seq);
+        assert!(f.failed);
+        assert_eq!(f.diagnostics[0].code, code::YAML_LIMIT);
+        let mut map = String::new();
+        for i in 0..10_000 {
+            map.push_str(&" ".repeat(i));
+            map.push_str("k:\n");
+        }
+        let f = parse(FileId(0), &map);
+        assert!(f.failed);
+        assert_eq!(f.diagnostics[0].code, code::YAML_LIMIT);
+        assert_eq!(
+            f.diagnostics[0].span.line,
+            u32::try_from(MAX_DEPTH).unwrap() + 1
+        );
+    }
+
+    #[test]
+    fn flow_nesting_stops_at_the_parser_limit() {
+        // saphyr-parser counts flow levels in a u8.
+        let ok = format!(
+            "{}{}",
+            "[".repeat(MAX_FLOW_DEPTH),
+            "]".repeat(MAX_FLOW_DEPTH)
+        );
+        assert!(!parse(FileId(0), &ok).failed);
+        let deep = format!(
+            "{}{}",
+            "[".repeat(MAX_FLOW_DEPTH + 1),
+            "]".repeat(MAX_FLOW_DEPTH + 1)
+        );
+        let f = parse(FileId(0), &deep);
         assert!(f.failed);
         assert_eq!(f.diagnostics[0].code, code::YAML_LIMIT);
     }

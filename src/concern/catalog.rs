@@ -257,33 +257,7 @@ const HOST_ROLES: &[&str] = &["control_plane", "worker", "etcd"];
 /// Converts a path glob (`*`, `**`, `?`, `{a,b}`) into an anchored regex.
 #[must_use]
 pub fn glob_to_regex(glob: &str) -> Option<Regex> {
-    let mut re = String::from("^");
-    let chars: Vec<char> = glob.chars().collect();
-    let mut i = 0;
-    let mut in_alt = false;
-    while i < chars.len() {
-        match chars[i] {
-            '*' if chars.get(i + 1) == Some(&'*') => {
-                re.push_str(".*");
-                i += 1;
-            }
-            '*' => re.push_str("[^/]*"),
-            '?' => re.push_str("[^/]"),
-            '{' => {
-                re.push_str("(?:");
-                in_alt = true;
-            }
-            '}' if in_alt => {
-                re.push(')');
-                in_alt = false;
-            }
-            ',' if in_alt => re.push('|'),
-            c => re.push_str(&regex::escape(&c.to_string())),
-        }
-        i += 1;
-    }
-    re.push('$');
-    Regex::new(&re).ok()
+    crate::glob::to_regex(glob, false)
 }
 
 /// Finds the line of a key path (e.g. `["parts", "0", "fix", "1", "command"]`)
