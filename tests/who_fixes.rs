@@ -237,3 +237,16 @@ fn verdicts_do_not_depend_on_names() {
         assert_eq!(got, want, "renamed copy of {}", t.display());
     }
 }
+
+#[test]
+fn inventory_group_vars_change_the_verdict() {
+    let tree = repo().join("test-repos/who-fixes/inventory-vars");
+    let inv = tree.join("inventory/hosts.ini").display().to_string();
+    let without = verdicts(&tree, &[]);
+    assert_eq!(without["firewall"], "conditional:manage_firewall");
+    let with = verdicts(&tree, &["-i", &inv]);
+    assert_eq!(
+        with["firewall"], "fixed",
+        "group_vars/k8s_cluster.yml turns the task on"
+    );
+}
