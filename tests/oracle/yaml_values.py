@@ -15,7 +15,7 @@ from ansible.parsing.yaml.loader import AnsibleLoader
 
 
 def main() -> int:
-    agree = differ = both_fail = 0
+    agree = differ = both_fail = bounded = 0
     problems = []
     for line in sys.stdin:
         rec = json.loads(line)
@@ -28,6 +28,11 @@ def main() -> int:
             ok, err = False, repr(e)[:200]
         if not ok and not rec["ok"]:
             both_fail += 1
+            continue
+        if ok and not rec["ok"] and rec.get("bounded"):
+            # preflint stops at a documented bound (README "Limits") where
+            # PyYAML goes on: expected, and reported with yaml-limit-exceeded.
+            bounded += 1
             continue
         if ok != rec["ok"]:
             differ += 1
@@ -44,7 +49,8 @@ def main() -> int:
             agree += 1
     for p in problems:
         print(p)
-    print("yaml values: %d agree, %d differ, %d rejected by both" % (agree, differ, both_fail))
+    print("yaml values: %d agree, %d differ, %d rejected by both, %d stopped at a preflint bound"
+          % (agree, differ, both_fail, bounded))
     return 1 if differ else 0
 
 
