@@ -281,34 +281,32 @@ impl<'a> TaskVars<'a> {
     /// The winning static definition of `name` for this task, if any.
     #[must_use]
     pub fn winner(&self, name: &str) -> Option<Definition> {
-        let mut best: Option<Definition> = None;
-        for d in self.play.definitions(name) {
-            best = Some(d.clone());
+        let defs = self.play.definitions(name);
+        // Extra vars beat everything, scopes included.
+        if let Some(e) = defs.iter().rev().find(|d| d.rank == 30) {
+            return Some(e.clone());
         }
+        let mut best_rank = defs.last().map(|d| d.rank);
+        let mut best_scope: Option<(&Arc<VarLayer>, &Node, &Node, u8)> = None;
         for layer in self.scopes {
             let r = rank(&layer.kind);
             if let Some((k, v)) = layer.node.get_entry(name)
-                && best.as_ref().is_none_or(|b| b.rank <= r)
+                && best_rank.is_none_or(|b| b <= r)
             {
-                best = Some(Definition {
-                    source: label(&layer.kind),
-                    rank: r,
-                    span: k.span,
-                    value: v.clone(),
-                });
+                best_rank = Some(r);
+                best_scope = Some((layer, k, v, r));
             }
         }
-        // Extra vars beat everything, scopes included.
-        if let Some(e) = self
-            .play
-            .definitions(name)
-            .iter()
-            .rev()
-            .find(|d| d.rank == 30)
-        {
-            best = Some(e.clone());
+        // Clone only the winner (values can be large mappings).
+        match best_scope {
+            Some((layer, k, v, r)) => Some(Definition {
+                source: label(&layer.kind),
+                rank: r,
+                span: k.span,
+                value: v.clone(),
+            }),
+            None => defs.last().cloned(),
         }
-        best
     }
 
     /// Every definition of `name` visible to this task, lowest precedence first.

@@ -952,14 +952,14 @@ impl Builder<'_> {
                     if let Some(v) = block.vars.filter(|v| v.as_map().is_some()) {
                         inner.scopes.push(Arc::new(VarLayer {
                             kind: LayerKind::BlockVars,
-                            node: v,
+                            node: v.clone(),
                         }));
                     }
                     inner.tags.extend(block.tags.iter().cloned());
                     for (part, list) in [
-                        (BlockPart::Block, &block.block),
-                        (BlockPart::Rescue, &block.rescue),
-                        (BlockPart::Always, &block.always),
+                        (BlockPart::Block, block.block),
+                        (BlockPart::Rescue, block.rescue),
+                        (BlockPart::Always, block.always),
                     ] {
                         let mut c = inner.clone();
                         c.blocks.push(part);
@@ -1227,8 +1227,7 @@ impl Builder<'_> {
         };
         let mut inner = ctx.clone();
         inner.stack.push(key);
-        let items = items.to_vec();
-        self.expand_items(&items, &inner, state);
+        self.expand_items(items, &inner, state);
         true
     }
 
@@ -1244,7 +1243,7 @@ impl Builder<'_> {
         let Some(name) = self.resolve_target(inc, ctx, state) else {
             return false;
         };
-        let params = t.raw.get(&t.action).and_then(|n| {
+        let params = t.role_params.as_ref().and_then(|n| {
             keyword_node(
                 n,
                 &[

@@ -168,8 +168,8 @@ pub struct Task {
     pub vars: Option<Node>,
     pub delegate_to: Option<String>,
     pub include: Option<IncludeSpec>,
-    /// The whole mapping, for rules that need a keyword not modelled here.
-    pub raw: Node,
+    /// For `import_role`/`include_role`: the action's mapping (role parameters).
+    pub role_params: Option<Node>,
 }
 
 impl Task {
@@ -194,7 +194,7 @@ impl Task {
             vars: None,
             delegate_to: None,
             include: None,
-            raw: Node::null(span),
+            role_params: None,
         }
     }
 
@@ -216,21 +216,21 @@ impl Task {
 
 /// A task list item: a block or a task.
 #[derive(Debug)]
-pub enum Item {
-    Block(Box<Block>),
+pub enum Item<'a> {
+    Block(Box<Block<'a>>),
     Task(Box<Task>),
 }
 
 #[derive(Debug)]
-pub struct Block {
+pub struct Block<'a> {
     pub name: Option<String>,
     pub span: Span,
     pub when: Vec<Condition>,
-    pub vars: Option<Node>,
+    pub vars: Option<&'a Node>,
     pub tags: Vec<String>,
-    pub block: Vec<Node>,
-    pub rescue: Vec<Node>,
-    pub always: Vec<Node>,
+    pub block: &'a [Node],
+    pub rescue: &'a [Node],
+    pub always: &'a [Node],
 }
 
 /// Reads a `when` value: a string, a boolean, or a list of them.
@@ -273,7 +273,10 @@ pub fn string_list(node: Option<&Node>) -> Vec<String> {
 ///
 /// # Errors
 /// A diagnostic when the item is not a mapping or has no action.
-pub fn read_item(node: &Node, diags: &mut Vec<Diagnostic>) -> Result<Item, Box<Diagnostic>> {
+pub fn read_item<'a>(
+    node: &'a Node,
+    diags: &mut Vec<Diagnostic>,
+) -> Result<Item<'a>, Box<Diagnostic>> {
     let Some(map) = node.as_map() else {
         return Err(Box::new(
             Diagnostic::error(code::SHAPE, node.span, "a task must be a mapping").with_help(
@@ -285,12 +288,7 @@ pub fn read_item(node: &Node, diags: &mut Vec<Diagnostic>) -> Result<Item, Box<D
         .iter()
         .any(|(k, _)| k.as_str().is_some_and(|k| k == "block"))
     {
-        let list = |key: &str| {
-            node.get(key)
-                .and_then(Node::as_seq)
-                .map(<[Node]>::to_vec)
-                .unwrap_or_default()
-        };
+        let list = |key: &str| node.get(key).and_then(Node::as_seq).unwrap_or(&[]);
         return Ok(Item::Block(Box::new(Block {
             name: node.get("name").and_then(Node::scalar_text),
             span: node.span,
@@ -298,7 +296,7 @@ pub fn read_item(node: &Node, diags: &mut Vec<Diagnostic>) -> Result<Item, Box<D
                 .get("when")
                 .map(|w| conditions(w, Origin::Block))
                 .unwrap_or_default(),
-            vars: node.get("vars").cloned(),
+            vars: node.get("vars"),
             tags: string_list(node.get("tags")),
             block: list("block"),
             rescue: list("rescue"),
@@ -402,8 +400,11 @@ fn read_task(
         ignore_errors: node.get("ignore_errors").cloned(),
         vars: node.get("vars").cloned(),
         delegate_to,
+        role_params: include
+            .as_ref()
+            .filter(|i| matches!(i.kind, IncludeKind::ImportRole | IncludeKind::IncludeRole))
+            .and_then(|_| action_value.clone()),
         include,
-        raw: node.clone(),
     })
 }
 
