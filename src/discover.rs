@@ -107,9 +107,22 @@ pub fn discover(
         .follow_links(true)
         .sort_by_file_name()
         .into_iter();
+    // A link out of the tree (`vendor -> /usr`) would make the walk read the
+    // whole file system: it is not walked (an include through it still reads
+    // the file it reaches).
+    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let outside: std::cell::RefCell<Vec<(PathBuf, PathBuf)>> = std::cell::RefCell::default();
     let mut it = walker.filter_entry(|e| {
         let name = e.file_name().to_string_lossy();
         if e.depth() > 0 && e.file_type().is_dir() && SKIP_DIRS.contains(&name.as_ref()) {
+            return false;
+        }
+        if e.depth() > 0
+            && e.path_is_symlink()
+            && let Ok(target) = e.path().canonicalize()
+            && !target.starts_with(&canonical_root)
+        {
+            outside.borrow_mut().push((e.path().to_path_buf(), target));
             return false;
         }
         let rel = display_path(root, e.path());
@@ -152,6 +165,22 @@ pub fn discover(
             rel,
             kind,
         });
+    }
+    drop(it);
+    for (link, target) in outside.into_inner() {
+        let id = sources.add(&link, "".into());
+        diags.push(
+            Diagnostic::new(
+                code::IO,
+                crate::diagnostic::Severity::Info,
+                Span::file_start(id),
+                format!(
+                    "symbolic link to {}, outside the tree; not walked",
+                    target.display()
+                ),
+            )
+            .with_help("analyse the tree it points to on its own, or include its files by path"),
+        );
     }
     out.sort_by(|a, b| a.rel.cmp(&b.rel));
     out
@@ -242,6 +271,20 @@ mod tests {
         );
         assert_eq!(classify("cluster.yml"), FileKind::Yaml);
         assert_eq!(classify("roles/k/files/x.yml"), FileKind::Other);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_out_of_the_tree_are_not_walked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("site.yml"), "- hosts: all\n").expect("write");
+        std::os::unix::fs::symlink("/usr", dir.path().join("vendor")).expect("link");
+        let sources = SourceMap::new(dir.path());
+        let mut diags = Vec::new();
+        let files = discover(dir.path(), &Excludes::default(), &sources, &mut diags);
+        assert_eq!(files.len(), 1);
+        assert_eq!(diags.len(), 1);
+        assert!(diags[0].message.contains("outside the tree"));
     }
 
     #[test]

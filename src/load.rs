@@ -15,6 +15,11 @@ use std::sync::{Arc, Mutex};
 
 /// Largest file preflint reads (bytes); larger files get a diagnostic.
 pub const MAX_FILE_SIZE: u64 = 8 * 1024 * 1024;
+/// Most bytes read in one run, all files together (about 30 times
+/// kubespray's YAML); files past it get a diagnostic. Admission follows the
+/// sorted discovery order, then the order the model reaches files, so the
+/// same files are kept on every run.
+pub const MAX_TOTAL_SIZE: u64 = 32 * 1024 * 1024;
 
 /// A file after reading and, for YAML, parsing.
 #[derive(Debug)]
@@ -44,6 +49,16 @@ impl Loaded {
 pub struct Loader {
     pub sources: Arc<SourceMap>,
     cache: Mutex<HashMap<PathBuf, Arc<Loaded>>>,
+    /// Bytes still allowed by [`MAX_TOTAL_SIZE`].
+    budget: Mutex<u64>,
+}
+
+/// Whether a file may be read: within the total budget, or why not.
+#[derive(Clone, Copy)]
+enum Admission {
+    Yes,
+    /// The run has read this many bytes already.
+    OverBudget,
 }
 
 impl Loader {
@@ -52,14 +67,19 @@ impl Loader {
         Loader {
             sources,
             cache: Mutex::new(HashMap::new()),
+            budget: Mutex::new(MAX_TOTAL_SIZE),
         }
     }
 
     /// Reads and parses `paths` in parallel into the cache.
     pub fn preload(&self, paths: &[PathBuf], parse_yaml: bool) {
-        let loaded: Vec<(PathBuf, Arc<Loaded>)> = paths
+        // Decide admission in order first, so that the parallel reads keep
+        // the same files whatever the thread timing.
+        let admitted: Vec<(&PathBuf, Admission)> =
+            paths.iter().map(|p| (p, self.admit(p))).collect();
+        let loaded: Vec<(PathBuf, Arc<Loaded>)> = admitted
             .par_iter()
-            .map(|p| (p.clone(), Arc::new(self.read(p, parse_yaml))))
+            .map(|(p, a)| ((*p).clone(), Arc::new(self.read(p, parse_yaml, *a))))
             .collect();
         let mut cache = self
             .cache
@@ -80,13 +100,37 @@ impl Loader {
         {
             return Arc::clone(l);
         }
-        let l = Arc::new(self.read(path, true));
+        let l = Arc::new(self.read(path, true, self.admit(path)));
         self.cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .entry(path.to_path_buf())
             .or_insert(l)
             .clone()
+    }
+
+    /// Reads a file that is not YAML (an INI inventory, a template) with the
+    /// same checks (size, binary, UTF-8) and registers it; not cached.
+    pub fn text(&self, path: &Path) -> Loaded {
+        self.read(path, false, self.admit(path))
+    }
+
+    /// Takes a file's size from the run's budget (files too large to read
+    /// anyway, and directories, cost nothing).
+    fn admit(&self, path: &Path) -> Admission {
+        let size = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() && m.len() <= MAX_FILE_SIZE => m.len(),
+            _ => return Admission::Yes,
+        };
+        let mut left = self
+            .budget
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if size > *left {
+            return Admission::OverBudget;
+        }
+        *left -= size;
+        Admission::Yes
     }
 
     /// Every file loaded so far, sorted by path.
@@ -104,7 +148,7 @@ impl Loader {
         v
     }
 
-    fn read(&self, path: &Path, parse_yaml: bool) -> Loaded {
+    fn read(&self, path: &Path, parse_yaml: bool, admission: Admission) -> Loaded {
         let fail = |id: FileId, d: Diagnostic| Loaded {
             id,
             text: None,
@@ -138,13 +182,54 @@ impl Loader {
                         code::IO,
                         Span::file_start(id),
                         "expected a file, found a directory",
-                    ),
+                    )
+                    .with_help("point the include or role at a file"),
+                );
+            }
+            // A device or a FIFO (`/dev/zero`, `/dev/stdin`) never ends.
+            Ok(m) if !m.is_file() => {
+                let id = self.sources.add(path, "".into());
+                return fail(
+                    id,
+                    Diagnostic::error(
+                        code::IO,
+                        Span::file_start(id),
+                        "not a regular file (a device or a pipe); not read",
+                    )
+                    .with_help("point the include or role at a regular file"),
                 );
             }
             _ => {}
         }
-        let bytes = match std::fs::read(path) {
-            Ok(b) => b,
+        if let Admission::OverBudget = admission {
+            let id = self.sources.add(path, "".into());
+            return fail(
+                id,
+                Diagnostic::error(
+                    code::TOO_LARGE,
+                    Span::file_start(id),
+                    format!(
+                        "the files read so far total over {MAX_TOTAL_SIZE} bytes; this one is not analysed"
+                    ),
+                )
+                .with_help("exclude large files that are not Ansible content with --exclude"),
+            );
+        }
+        let bytes = match read_at_most(path, MAX_FILE_SIZE) {
+            Ok(Some(b)) => b,
+            // It grew, or its size was not known (`/proc` files say 0).
+            Ok(None) => {
+                let id = self.sources.add(path, "".into());
+                return fail(
+                    id,
+                    Diagnostic::error(
+                        code::TOO_LARGE,
+                        Span::file_start(id),
+                        format!("file is over the {MAX_FILE_SIZE}-byte limit; not analysed"),
+                    )
+                    .with_help("exclude it with --exclude if it is not Ansible content"),
+                );
+            }
             Err(e) => {
                 let id = self.sources.add(path, "".into());
                 return fail(
@@ -208,5 +293,56 @@ impl Loader {
             yaml,
             diagnostics: Vec::new(),
         }
+    }
+}
+
+/// The file's bytes, or `None` when it holds more than `limit` bytes.
+fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loader(root: &Path) -> Loader {
+        Loader::new(Arc::new(SourceMap::new(root)))
+    }
+
+    #[test]
+    fn total_budget_keeps_the_first_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let big = "a: b\n".repeat(usize::try_from(MAX_FILE_SIZE).unwrap() / 5 - 1);
+        let paths: Vec<PathBuf> = (0..10)
+            .map(|i| {
+                let p = dir.path().join(format!("{i:02}.yml"));
+                std::fs::write(&p, &big).expect("write");
+                p
+            })
+            .collect();
+        let l = loader(dir.path());
+        l.preload(&paths, false);
+        let fits = usize::try_from(MAX_TOTAL_SIZE / big.len() as u64).unwrap();
+        for (i, p) in paths.iter().enumerate() {
+            let f = l.yaml(p);
+            assert_eq!(f.text.is_some(), i < fits, "{i}");
+            if i >= fits {
+                assert_eq!(f.diagnostics[0].code, code::TOO_LARGE);
+            }
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_are_not_read() {
+        let l = loader(Path::new("/"));
+        let f = l.yaml(Path::new("/dev/zero"));
+        assert!(f.text.is_none());
+        assert_eq!(f.diagnostics[0].code, code::IO);
     }
 }

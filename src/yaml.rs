@@ -270,7 +270,8 @@ struct Builder<'a> {
     file: FileId,
     offsets: Offsets<'a>,
     stack: Vec<Frame>,
-    anchors: HashMap<usize, (Node, usize)>,
+    /// Anchored nodes with their node count and nesting depth.
+    anchors: HashMap<usize, (Node, usize, usize)>,
     alias_budget: usize,
     docs: Vec<Node>,
     diagnostics: Vec<Diagnostic>,
@@ -401,12 +402,12 @@ impl Builder<'_> {
             Event::Scalar(value, style, anchor, tag) => {
                 let node = scalar(&value, style, tag.as_deref(), sp);
                 if anchor != 0 {
-                    self.anchors.insert(anchor, (node.clone(), 1));
+                    self.anchors.insert(anchor, (node.clone(), 1, 0));
                 }
                 self.push(node)
             }
             Event::Alias(id) => {
-                let Some((node, count)) = self.anchors.get(&id) else {
+                let Some((node, count, depth)) = self.anchors.get(&id) else {
                     return Err(Box::new(Diagnostic::error(
                         code::YAML_SYNTAX,
                         sp,
@@ -421,6 +422,20 @@ impl Builder<'_> {
                             format!("alias expansion exceeds {MAX_ALIAS_NODES} nodes in this file (an alias bomb?)"),
                         )
                         .with_help("reduce the nesting of aliases; the rest of the file is not analysed"),
+                    ));
+                }
+                // An alias copies its anchor's nesting where it stands: a
+                // chain of aliases could otherwise nest without bound.
+                if self.stack.len() + *depth > MAX_DEPTH {
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            code::YAML_LIMIT,
+                            sp,
+                            format!("this alias nests its anchor deeper than {MAX_DEPTH} levels"),
+                        )
+                        .with_help(
+                            "flatten the aliased structure; the rest of the file is not analysed",
+                        ),
                     ));
                 }
                 self.alias_budget -= *count;
@@ -515,7 +530,8 @@ impl Builder<'_> {
     fn finish(&mut self, node: Node, anchor: usize) -> Result<(), Box<Diagnostic>> {
         if anchor != 0 {
             let count = node.count();
-            self.anchors.insert(anchor, (node.clone(), count));
+            self.anchors
+                .insert(anchor, (node.clone(), count, nesting(&node)));
         }
         self.push(node)
     }
@@ -608,6 +624,27 @@ impl Builder<'_> {
         out.extend(explicit);
         out
     }
+}
+
+/// Levels of sequences and mappings in a node (0 for a scalar), without
+/// recursion.
+fn nesting(node: &Node) -> usize {
+    let mut deepest = 0;
+    let mut todo = vec![(node, 0usize)];
+    while let Some((n, d)) = todo.pop() {
+        match &n.value {
+            Value::Seq(items) => {
+                deepest = deepest.max(d + 1);
+                todo.extend(items.iter().map(|i| (i, d + 1)));
+            }
+            Value::Map(pairs) => {
+                deepest = deepest.max(d + 1);
+                todo.extend(pairs.iter().flat_map(|(k, v)| [(k, d + 1), (v, d + 1)]));
+            }
+            _ => {}
+        }
+    }
+    deepest
 }
 
 fn close(start: Span, end: Span) -> Span {
@@ -987,6 +1024,31 @@ mod tests {
             f.diagnostics[0].span.line,
             u32::try_from(MAX_DEPTH).unwrap() + 1
         );
+    }
+
+    #[test]
+    fn aliases_cannot_nest_deeper_than_the_bound() {
+        // Each anchor wraps the previous alias in 250 more levels: 35 of
+        // them stay within the alias budget but would nest 9,000 deep.
+        let mut s = format!("a0: &a0 {}x{}\n", "[".repeat(250), "]".repeat(250));
+        for i in 1..36 {
+            s.push_str(&format!(
+                "a{i}: &a{i} {}*a{}{}\n",
+                "[".repeat(250),
+                i - 1,
+                "]".repeat(250)
+            ));
+        }
+        let f = parse(FileId(0), &s);
+        assert!(f.failed);
+        assert_eq!(f.diagnostics[0].code, code::YAML_LIMIT);
+        // a1 nests 1 + 250 + 250 levels; a2 would nest 751.
+        assert_eq!(f.diagnostics[0].span.line, 3);
+        assert!(f.diagnostics[0].message.contains("alias"));
+        // Within the bound, an alias is expanded.
+        let ok = parse(FileId(0), "a: &a [[1]]\nb: [[*a]]\n");
+        assert!(!ok.failed);
+        assert_eq!(nesting(&ok.docs[0]), 5);
     }
 
     #[test]

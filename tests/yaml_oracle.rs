@@ -60,6 +60,11 @@ fn yaml_values_match_ansible_loader() {
                     "file": p.display().to_string(),
                     "ok": !parsed.failed,
                     "bounded": bounded,
+                    "limits": {
+                        "depth": preflint::yaml::MAX_DEPTH,
+                        "flow_depth": preflint::yaml::MAX_FLOW_DEPTH,
+                        "alias_nodes": preflint::yaml::MAX_ALIAS_NODES,
+                    },
                     "docs": parsed.docs.iter().map(preflint::yaml::Node::to_json).collect::<Vec<_>>(),
                 })
             }

@@ -22,6 +22,9 @@ use std::sync::Arc;
 
 /// Deepest chain of includes/imports/roles followed (a guard besides cycle detection).
 pub const MAX_INCLUDE_DEPTH: usize = 64;
+/// Most task instances one play may expand to (imports and role dependencies
+/// can fan out exponentially); past it the play is cut short with a diagnostic.
+pub const MAX_PLAY_TASKS: usize = 50_000;
 
 /// Where a task sits in a play.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -279,6 +282,16 @@ struct PlayState {
     tasks: Vec<TaskInstance>,
     handlers: Vec<TaskInstance>,
     ran: HashSet<String>,
+    /// The play hit [`MAX_PLAY_TASKS`]; nothing more is expanded.
+    full: bool,
+    /// Roles run so far (bounded like tasks).
+    role_runs: usize,
+}
+
+impl PlayState {
+    fn count(&self) -> usize {
+        self.tasks.len() + self.handlers.len()
+    }
 }
 
 /// Builds the model of `root` from discovered files already preloaded in `loader`.
@@ -317,6 +330,8 @@ pub fn build(
                 tasks: Vec::new(),
                 handlers: Vec::new(),
                 ran: HashSet::new(),
+                full: false,
+                role_runs: 0,
             };
             let ctx = Ctx {
                 conditions: Vec::new(),
@@ -807,6 +822,8 @@ impl Builder<'_> {
             tasks: Vec::new(),
             handlers: Vec::new(),
             ran: HashSet::new(),
+            full: false,
+            role_runs: 0,
         };
         if let Some(v) = node.get("vars")
             && v.as_map().is_some()
@@ -939,6 +956,21 @@ impl Builder<'_> {
 
     fn expand_items(&mut self, items: &[Node], ctx: &Ctx, state: &mut PlayState) {
         for item in items {
+            if state.full {
+                return;
+            }
+            if state.count() >= MAX_PLAY_TASKS {
+                state.full = true;
+                self.push_diag(
+                    Diagnostic::error(
+                        code::YAML_LIMIT,
+                        item.span,
+                        format!("this play expands to more than {MAX_PLAY_TASKS} tasks (imports or role dependencies fan out); the rest of the play is not analysed"),
+                    )
+                    .with_help("check for a file imported many times over, or a role dependency repeated at every level"),
+                );
+                return;
+            }
             let mut local = Vec::new();
             let parsed = task::read_item(item, &mut local);
             for d in local {
@@ -1517,6 +1549,22 @@ impl Builder<'_> {
     }
 
     fn run_role_at(&mut self, entry: &RoleEntry, path: &Path, ctx: &Ctx, state: &mut PlayState) {
+        // Role dependencies can fan out without producing tasks: count runs too.
+        state.role_runs += 1;
+        if state.full || state.role_runs > MAX_PLAY_TASKS {
+            if !state.full {
+                state.full = true;
+                self.push_diag(
+                    Diagnostic::error(
+                        code::YAML_LIMIT,
+                        entry.span,
+                        format!("this play runs roles more than {MAX_PLAY_TASKS} times (role dependencies fan out); the rest of the play is not analysed"),
+                    )
+                    .with_help("check for a role dependency repeated at every level"),
+                );
+            }
+            return;
+        }
         let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         if ctx.stack.contains(&key) {
             self.push_diag(

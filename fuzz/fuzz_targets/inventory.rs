@@ -1,0 +1,10 @@
+//! Arbitrary bytes as inventory: see `preflint_fuzz::Target::Inventory`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use preflint_fuzz::{Harness, Target};
+use std::sync::LazyLock;
+
+static HARNESS: LazyLock<Harness> = LazyLock::new(|| Harness::new(Target::Inventory));
+
+fuzz_target!(|data: &[u8]| HARNESS.run(data));
