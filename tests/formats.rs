@@ -7,6 +7,8 @@
 //! `tests/sarif/requirements.txt`); without one they fail, unless
 //! `PREFLINT_SKIP_ORACLE=1`.
 
+mod common;
+
 use preflint::diagnostic::Severity;
 use preflint::output::findings::{Format, Report, render};
 use preflint::rule::{Finding, Related, RuleMeta, fingerprint};
@@ -476,22 +478,11 @@ fn codeclimate_has_gitlab_shape() {
 
 // ---- external validators ----------------------------------------------------
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::repo;
 
 /// A Python with the validators of tests/sarif/requirements.txt.
 fn python() -> Option<PathBuf> {
-    std::env::var_os("PREFLINT_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([repo().join("target/oracle-venv/bin/python")])
-        .find(|p| {
-            Command::new(p)
-                .args(["-c", "import jsonschema, rfc3986_validator"])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
+    common::python_with("jsonschema, rfc3986_validator")
 }
 
 /// Runs `validate.py MODE [SCHEMA] files...` on `(name, text)` pairs; `None`

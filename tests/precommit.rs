@@ -13,6 +13,8 @@
 //! build directory is kept under target/ so only the first run compiles the
 //! dependencies.
 
+mod common;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,9 +22,7 @@ use std::process::{Command, Output};
 /// The pre-commit release scripts/test.sh installs.
 const PRE_COMMIT: &str = "pre-commit==4.7.0";
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::repo;
 
 fn skipping() -> bool {
     std::env::var("PREFLINT_SKIP_ORACLE").is_ok_and(|v| v == "1")
@@ -30,16 +30,7 @@ fn skipping() -> bool {
 
 /// A Python whose environment has pre-commit.
 fn python() -> Option<PathBuf> {
-    std::env::var_os("PREFLINT_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([repo().join("target/oracle-venv/bin/python")])
-        .find(|p| {
-            Command::new(p)
-                .args(["-c", "import pre_commit"])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
+    common::python_with("pre_commit")
 }
 
 /// The Python with pre-commit, or `None` when the test is skipped.

@@ -5,25 +5,15 @@
 //! Needs a Python with ansible-core (`PREFLINT_PYTHON`, set by
 //! scripts/test.sh); fails when there is none unless `PREFLINT_SKIP_ORACLE=1`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::repo;
 
 fn python() -> Option<PathBuf> {
-    let candidates: Vec<PathBuf> = std::env::var_os("PREFLINT_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([repo().join("target/oracle-venv/bin/python")])
-        .collect();
-    candidates.into_iter().find(|p| {
-        Command::new(p)
-            .args(["-c", "import ansible"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
+    common::python_with("ansible")
 }
 
 fn cases() -> Vec<(String, String)> {

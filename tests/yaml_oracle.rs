@@ -2,25 +2,16 @@
 //! by ansible-core's own loader must give the same values (or both fail).
 //! Needs `PREFLINT_PYTHON` with ansible-core (scripts/test.sh sets it).
 
+mod common;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::repo;
 
 fn python() -> Option<PathBuf> {
-    std::env::var_os("PREFLINT_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([repo().join("target/oracle-venv/bin/python")])
-        .find(|p| {
-            Command::new(p)
-                .args(["-c", "import ansible"])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
+    common::python_with("ansible")
 }
 
 #[test]
