@@ -12,9 +12,9 @@ use crate::ansible::project::{
 use crate::jinja::{self, Lookup, Rendered, UnknownWhy, VarSource};
 use crate::source::Span;
 use crate::yaml::{Node, Tag, Value};
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::cell::{Cell, OnceCell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Deepest chain of variables whose values refer to other variables.
 pub const MAX_RENDER_DEPTH: usize = 32;
@@ -68,33 +68,29 @@ pub struct ExtraVars {
 }
 
 /// Play-wide index: every static definition by name, lowest precedence first.
+///
+/// Holds the play's layers (shared) and, per name, where its definitions are:
+/// values are cloned only when a caller asks for a [`Definition`].
 pub struct PlayVars {
-    defs: HashMap<String, Vec<Definition>>,
+    layers: Vec<Arc<VarLayer>>,
+    extra: Vec<(String, Node)>,
+    defs: HashMap<String, Vec<DefRef>>,
     /// Names set by `register:` in the play, with the first place.
     pub registered: HashMap<String, Span>,
     /// Names set by `set_fact` in the play, with every place and value.
     pub set_facts: HashMap<String, Vec<(Span, Node)>>,
+    /// Names resolved for tasks that see only play-level variables (no task,
+    /// block, include or role-parameter scope, no loop item): the same for
+    /// every such task of the play, so rendered once.
+    shared: Mutex<HashMap<String, Arc<Shared>>>,
 }
 
-fn layer_defs(layer: &VarLayer, seq: usize, out: &mut Vec<(u8, usize, String, Definition)>) {
-    let Some(pairs) = layer.node.as_map() else {
-        return;
-    };
-    let r = rank(&layer.kind);
-    for (k, v) in pairs {
-        let Some(name) = k.as_str() else { continue };
-        out.push((
-            r,
-            seq,
-            name.to_string(),
-            Definition {
-                source: label(&layer.kind),
-                rank: r,
-                span: k.span,
-                value: v.clone(),
-            },
-        ));
-    }
+/// Where one definition is: entry `pair` of layer `layer`, or extra var `pair`.
+#[derive(Debug, Clone, Copy)]
+struct DefRef {
+    layer: Option<usize>,
+    pair: usize,
+    rank: u8,
 }
 
 impl PlayVars {
@@ -139,27 +135,42 @@ impl PlayVars {
         tasks: impl Iterator<Item = &'t TaskInstance>,
         extra: &ExtraVars,
     ) -> Self {
-        let mut all = Vec::new();
+        // (rank, layer order) sorts definitions lowest precedence first; the
+        // sort is stable, so entries of one layer keep their order.
+        let mut all: Vec<(u8, usize, &str, DefRef)> = Vec::new();
         for (seq, l) in layers.iter().enumerate() {
-            layer_defs(l, seq, &mut all);
+            let Some(pairs) = l.node.as_map() else {
+                continue;
+            };
+            let r = rank(&l.kind);
+            for (i, (k, _)) in pairs.iter().enumerate() {
+                if let Some(name) = k.as_str() {
+                    let d = DefRef {
+                        layer: Some(seq),
+                        pair: i,
+                        rank: r,
+                    };
+                    all.push((r, seq, name, d));
+                }
+            }
         }
-        for (k, v) in &extra.vars {
-            all.push((
-                30,
-                usize::MAX,
-                k.clone(),
-                Definition {
-                    source: "extra vars (-e)".into(),
-                    rank: 30,
-                    span: v.span,
-                    value: v.clone(),
-                },
-            ));
+        for (i, (k, _)) in extra.vars.iter().enumerate() {
+            let d = DefRef {
+                layer: None,
+                pair: i,
+                rank: 30,
+            };
+            all.push((30, usize::MAX, k.as_str(), d));
         }
         all.sort_by_key(|a| (a.0, a.1));
-        let mut defs: HashMap<String, Vec<Definition>> = HashMap::new();
+        let mut defs: HashMap<String, Vec<DefRef>> = HashMap::new();
         for (_, _, name, d) in all {
-            defs.entry(name).or_default().push(d);
+            match defs.get_mut(name) {
+                Some(v) => v.push(d),
+                None => {
+                    defs.insert(name.to_string(), vec![d]);
+                }
+            }
         }
         let mut registered = HashMap::new();
         let mut set_facts: HashMap<String, Vec<(Span, Node)>> = HashMap::new();
@@ -179,16 +190,51 @@ impl PlayVars {
             }
         }
         PlayVars {
+            layers: layers.to_vec(),
+            extra: extra.vars.clone(),
             defs,
             registered,
             set_facts,
+            shared: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// One definition with its value cloned.
+    fn definition(&self, d: DefRef) -> Definition {
+        match d.layer {
+            Some(l) => {
+                let layer = &self.layers[l];
+                let (k, v) = &layer.node.as_map().unwrap_or(&[])[d.pair];
+                Definition {
+                    source: label(&layer.kind),
+                    rank: d.rank,
+                    span: k.span,
+                    value: v.clone(),
+                }
+            }
+            None => {
+                let (_, v) = &self.extra[d.pair];
+                Definition {
+                    source: "extra vars (-e)".into(),
+                    rank: d.rank,
+                    span: v.span,
+                    value: v.clone(),
+                }
+            }
+        }
+    }
+
+    fn refs(&self, name: &str) -> &[DefRef] {
+        self.defs.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// Static definitions of `name`, lowest precedence first.
     #[must_use]
-    pub fn definitions(&self, name: &str) -> &[Definition] {
-        self.defs.get(name).map_or(&[], Vec::as_slice)
+    pub fn definitions(&self, name: &str) -> Vec<Definition> {
+        self.refs(name)
+            .iter()
+            .map(|d| self.definition(*d))
+            .collect()
     }
 }
 
@@ -240,8 +286,28 @@ pub struct TaskVars<'a> {
     /// Loop variable bound for one iteration (`item`), when known.
     item: Option<serde_json::Value>,
     scopes: &'a [Arc<VarLayer>],
-    cache: RefCell<HashMap<String, Resolved>>,
+    cache: RefCell<HashMap<String, Arc<Shared>>>,
     stack: RefCell<Vec<String>>,
+    /// How often the cycle/depth guard cut a resolution short.
+    cuts: Cell<usize>,
+    /// Every name resolved so far, in order (with the names each cached
+    /// result rests on): what a resolution depended on is a slice of it.
+    touched: RefCell<Vec<String>>,
+    /// How many resolutions depended on this task's own scopes or `item`.
+    scoped: Cell<usize>,
+    /// Names the task's scopes define (built on first use).
+    scope_names: OnceCell<HashSet<&'a str>>,
+}
+
+/// A resolution and what it rests on.
+#[derive(Debug)]
+struct Shared {
+    resolved: Arc<Resolved>,
+    /// Every name consulted (the name itself first), sorted after it.
+    deps: Vec<String>,
+    /// True when no consulted name came from the task's scopes or `item`:
+    /// any task of the play whose scopes define none of `deps` sees the same.
+    play_level: bool,
 }
 
 /// A resolved variable: the winning definition (if static) and its value.
@@ -268,6 +334,10 @@ impl<'a> TaskVars<'a> {
             scopes: instance.map_or(&[], |i| i.scopes.as_slice()),
             cache: RefCell::new(HashMap::new()),
             stack: RefCell::new(Vec::new()),
+            cuts: Cell::new(0),
+            touched: RefCell::new(Vec::new()),
+            scoped: Cell::new(0),
+            scope_names: OnceCell::new(),
         }
     }
 
@@ -281,10 +351,15 @@ impl<'a> TaskVars<'a> {
     /// The winning static definition of `name` for this task, if any.
     #[must_use]
     pub fn winner(&self, name: &str) -> Option<Definition> {
-        let defs = self.play.definitions(name);
+        self.winner_from(name).0
+    }
+
+    /// The winner, and whether it comes from the task's own scopes.
+    fn winner_from(&self, name: &str) -> (Option<Definition>, bool) {
+        let defs = self.play.refs(name);
         // Extra vars beat everything, scopes included.
         if let Some(e) = defs.iter().rev().find(|d| d.rank == 30) {
-            return Some(e.clone());
+            return (Some(self.play.definition(*e)), false);
         }
         let mut best_rank = defs.last().map(|d| d.rank);
         let mut best_scope: Option<(&Arc<VarLayer>, &Node, &Node, u8)> = None;
@@ -299,20 +374,23 @@ impl<'a> TaskVars<'a> {
         }
         // Clone only the winner (values can be large mappings).
         match best_scope {
-            Some((layer, k, v, r)) => Some(Definition {
-                source: label(&layer.kind),
-                rank: r,
-                span: k.span,
-                value: v.clone(),
-            }),
-            None => defs.last().cloned(),
+            Some((layer, k, v, r)) => (
+                Some(Definition {
+                    source: label(&layer.kind),
+                    rank: r,
+                    span: k.span,
+                    value: v.clone(),
+                }),
+                true,
+            ),
+            None => (defs.last().map(|d| self.play.definition(*d)), false),
         }
     }
 
     /// Every definition of `name` visible to this task, lowest precedence first.
     #[must_use]
     pub fn all_definitions(&self, name: &str) -> Vec<Definition> {
-        let mut v: Vec<Definition> = self.play.definitions(name).to_vec();
+        let mut v: Vec<Definition> = self.play.definitions(name);
         for layer in self.scopes {
             if let Some((k, val)) = layer.node.get_entry(name) {
                 v.push(Definition {
@@ -328,27 +406,50 @@ impl<'a> TaskVars<'a> {
     }
 
     /// Resolves `name` to a value or says why it is unknown.
-    pub fn resolve(&self, name: &str) -> Resolved {
+    pub fn resolve(&self, name: &str) -> Arc<Resolved> {
         if name == "item"
             && let Some(v) = &self.item
         {
-            return Resolved {
+            self.scoped.set(self.scoped.get() + 1);
+            return Arc::new(Resolved {
                 lookup: LookupOwned::Value(v.clone()),
                 winner: None,
-            };
+            });
         }
-        if let Some(r) = self.cache.borrow().get(name) {
-            return r.clone();
+        let local = self.cache.borrow().get(name).cloned();
+        if let Some(r) = local {
+            return self.reuse(&r);
+        }
+        let shared = self
+            .play
+            .shared
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+            .cloned();
+        if let Some(r) = shared.filter(|r| self.sees_as_play(&r.deps)) {
+            self.cache
+                .borrow_mut()
+                .insert(name.to_string(), Arc::clone(&r));
+            return self.reuse(&r);
         }
         if self.stack.borrow().iter().any(|n| n == name)
             || self.stack.borrow().len() >= MAX_RENDER_DEPTH
         {
-            return Resolved {
+            self.cuts.set(self.cuts.get() + 1);
+            return Arc::new(Resolved {
                 lookup: LookupOwned::Unknown(UnknownWhy::Cycle),
                 winner: None,
-            };
+            });
         }
-        let winner = self.winner(name);
+        let cuts_before = self.cuts.get();
+        let scoped_before = self.scoped.get();
+        let start = self.touched.borrow().len();
+        self.touched.borrow_mut().push(name.to_string());
+        let (winner, from_scope) = self.winner_from(name);
+        if from_scope {
+            self.scoped.set(self.scoped.get() + 1);
+        }
         let lookup = match &winner {
             Some(d) if d.rank < 30 && self.play.registered.contains_key(name) => {
                 LookupOwned::Unknown(UnknownWhy::Registered)
@@ -366,9 +467,61 @@ impl<'a> TaskVars<'a> {
             None if is_runtime_name(name) => LookupOwned::Unknown(UnknownWhy::Fact),
             None => LookupOwned::Missing,
         };
-        let r = Resolved { lookup, winner };
-        self.cache.borrow_mut().insert(name.to_string(), r.clone());
-        r
+        let resolved = Arc::new(Resolved { lookup, winner });
+        let mut deps: Vec<String> = self.touched.borrow()[start + 1..].to_vec();
+        deps.sort_unstable();
+        deps.dedup();
+        deps.retain(|d| d != name);
+        deps.insert(0, name.to_string());
+        let entry = Arc::new(Shared {
+            resolved: Arc::clone(&resolved),
+            deps,
+            play_level: self.scoped.get() == scoped_before,
+        });
+        // A result cut short by the cycle/depth guard depends on where the
+        // resolution started: keep it for this task only.
+        if entry.play_level && self.cuts.get() == cuts_before {
+            self.play
+                .shared
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(name.to_string(), Arc::clone(&entry));
+        }
+        self.cache.borrow_mut().insert(name.to_string(), entry);
+        if self.stack.borrow().is_empty() {
+            // Nothing being resolved depends on the log any more.
+            self.touched.borrow_mut().clear();
+        }
+        resolved
+    }
+
+    /// A cached resolution used again: what it rested on counts as consulted.
+    fn reuse(&self, r: &Shared) -> Arc<Resolved> {
+        self.touched.borrow_mut().extend(r.deps.iter().cloned());
+        if !r.play_level {
+            self.scoped.set(self.scoped.get() + 1);
+        }
+        Arc::clone(&r.resolved)
+    }
+
+    /// Whether a play-level result holds for this task: none of the names it
+    /// rests on is defined by the task's scopes (or is `item` when bound).
+    fn sees_as_play(&self, deps: &[String]) -> bool {
+        if self.scopes.is_empty() && self.item.is_none() {
+            return true;
+        }
+        let names = self.scope_names.get_or_init(|| {
+            self.scopes
+                .iter()
+                .filter_map(|l| l.node.as_map())
+                .flatten()
+                .filter_map(|(k, _)| k.as_str())
+                .collect()
+        });
+        let item_bound = self.item.is_some();
+        !deps
+            .iter()
+            .any(|d| names.contains(d.as_str()) || (item_bound && d == "item"))
     }
 
     /// A name only set by `set_fact`: known when every `set_fact` of it gives
@@ -440,9 +593,9 @@ impl<'a> TaskVars<'a> {
 
 impl VarSource for TaskVars<'_> {
     fn lookup(&self, name: &str) -> Lookup {
-        match self.resolve(name).lookup {
-            LookupOwned::Value(v) => Lookup::Value(v),
-            LookupOwned::Unknown(w) => Lookup::Unknown(w),
+        match &self.resolve(name).lookup {
+            LookupOwned::Value(v) => Lookup::Value(v.clone()),
+            LookupOwned::Unknown(w) => Lookup::Unknown(w.clone()),
             LookupOwned::Missing => Lookup::Missing,
         }
     }
@@ -518,6 +671,10 @@ impl TemplateResolver for VarsResolver {
             scopes,
             cache: RefCell::new(HashMap::new()),
             stack: RefCell::new(Vec::new()),
+            cuts: Cell::new(0),
+            touched: RefCell::new(Vec::new()),
+            scoped: Cell::new(0),
+            scope_names: OnceCell::new(),
         };
         match jinja::render(template, &tv) {
             Rendered::Value(serde_json::Value::String(s)) => Some(s),
@@ -526,5 +683,74 @@ impl TemplateResolver for VarsResolver {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceMap;
+
+    fn layer(kind: LayerKind, text: &str) -> Arc<VarLayer> {
+        let sources = SourceMap::new(std::path::Path::new("/"));
+        let id = sources.add(std::path::Path::new("/vars.yml"), text.into());
+        let doc = crate::yaml::parse(id, text).docs.remove(0);
+        Arc::new(VarLayer { kind, node: doc })
+    }
+
+    fn task_vars<'a>(
+        play: &'a PlayVars,
+        scopes: &'a [Arc<VarLayer>],
+        item: Option<serde_json::Value>,
+    ) -> TaskVars<'a> {
+        let mut tv = TaskVars::new(play, None);
+        tv.scopes = scopes;
+        tv.item = item;
+        tv
+    }
+
+    fn value(tv: &TaskVars<'_>, name: &str) -> Option<serde_json::Value> {
+        match &tv.resolve(name).lookup {
+            LookupOwned::Value(v) => Some(v.clone()),
+            _ => None,
+        }
+    }
+
+    fn play() -> PlayVars {
+        let defaults = layer(
+            LayerKind::RoleDefaults { role: "r".into() },
+            "a: \"{{ b }}-x\"\nb: one\nc: \"{{ item }}\"\nd: \"{{ a }}\"\n",
+        );
+        PlayVars::from_parts(&[defaults], std::iter::empty(), &ExtraVars::default())
+    }
+
+    #[test]
+    fn play_level_results_are_shared_only_with_tasks_that_see_the_same() {
+        let pv = play();
+        let plain = task_vars(&pv, &[], None);
+        assert_eq!(value(&plain, "d"), Some("one-x".into()));
+        // A task whose vars redefine a name the shared result rests on (two
+        // levels down) must not reuse it.
+        let scope = [layer(LayerKind::TaskVars, "b: two\n")];
+        let scoped = task_vars(&pv, &scope, None);
+        assert_eq!(value(&scoped, "d"), Some("two-x".into()));
+        // ... and its result is not shared with the next plain task.
+        let again = task_vars(&pv, &[], None);
+        assert_eq!(value(&again, "a"), Some("one-x".into()));
+        // A scope that defines unrelated names reuses the play-level result.
+        let other = [layer(LayerKind::TaskVars, "z: 1\n")];
+        let unrelated = task_vars(&pv, &other, None);
+        assert_eq!(value(&unrelated, "d"), Some("one-x".into()));
+    }
+
+    #[test]
+    fn loop_item_results_are_not_shared() {
+        let pv = play();
+        let first = task_vars(&pv, &[], Some("i1".into()));
+        assert_eq!(value(&first, "c"), Some("i1".into()));
+        let second = task_vars(&pv, &[], Some("i2".into()));
+        assert_eq!(value(&second, "c"), Some("i2".into()));
+        let plain = task_vars(&pv, &[], None);
+        assert_eq!(value(&plain, "c"), None);
     }
 }

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Deepest chain of includes/imports/roles followed (a guard besides cycle detection).
 pub const MAX_INCLUDE_DEPTH: usize = 64;
@@ -256,6 +256,9 @@ struct Builder<'a> {
     cfg: AnsibleCfg,
     resolver: &'a dyn TemplateResolver,
     roles: HashMap<PathBuf, Arc<Role>>,
+    /// Roles already read by any builder of this run (plays expand in
+    /// parallel; each role's files are read and indexed once).
+    shared_roles: &'a Mutex<HashMap<PathBuf, Arc<Role>>>,
     unresolved: Vec<Unresolved>,
     diags: Vec<Diagnostic>,
     reported: HashSet<(String, u32, u32, &'static str)>,
@@ -302,12 +305,14 @@ pub fn build(
     loader: &Loader,
     opts: &BuildOptions<'_>,
 ) -> Project {
+    let shared_roles = Mutex::new(HashMap::new());
     let mut b = Builder {
         root: root.to_path_buf(),
         loader,
         cfg: AnsibleCfg::load(root),
         resolver: opts.resolver,
         roles: HashMap::new(),
+        shared_roles: &shared_roles,
         unresolved: Vec::new(),
         diags: Vec::new(),
         reported: HashSet::new(),
@@ -385,6 +390,7 @@ pub fn build(
                         cfg: b.cfg.clone(),
                         resolver: b.resolver,
                         roles: HashMap::new(),
+                        shared_roles: &shared_roles,
                         unresolved: Vec::new(),
                         diags: Vec::new(),
                         reported: HashSet::new(),
@@ -1446,6 +1452,16 @@ impl Builder<'_> {
         if let Some(r) = self.roles.get(path) {
             return Arc::clone(r);
         }
+        let shared = self
+            .shared_roles
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(path)
+            .cloned();
+        if let Some(r) = shared {
+            self.roles.insert(path.to_path_buf(), Arc::clone(&r));
+            return r;
+        }
         let defaults = self.role_vars_dir(
             &path.join("defaults"),
             LayerKind::RoleDefaults { role: name.into() },
@@ -1489,6 +1505,11 @@ impl Builder<'_> {
             allow_duplicates,
         });
         self.roles.insert(path.to_path_buf(), Arc::clone(&role));
+        self.shared_roles
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(path.to_path_buf())
+            .or_insert_with(|| Arc::clone(&role));
         role
     }
 

@@ -68,8 +68,12 @@ pub fn sysctl_writes<'s>(
             continue;
         }
         for it in facts.iterations(scope) {
-            let tv = &it.tv;
-            let hold = conditions_hold(r, tv);
+            // Conditions cost a render: evaluated only for tasks that write.
+            let kinds = task_writes(r, it);
+            if kinds.is_empty() {
+                continue;
+            }
+            let hold = conditions_hold(r, &it.tv);
             if hold == Some(false) {
                 continue;
             }
@@ -78,7 +82,7 @@ pub fn sysctl_writes<'s>(
                 line: r.inst.task.span.line,
                 task: r.inst.task.display_name().to_string(),
             };
-            for kind in task_writes(r, it) {
+            for kind in kinds {
                 out.push(Found {
                     write: Write {
                         kind,
