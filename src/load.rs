@@ -297,6 +297,27 @@ impl Loader {
 }
 
 /// The file's bytes, or `None` when it holds more than `limit` bytes.
+/// Reads a file the analysis looks into without loading it as Ansible
+/// content (a template a task renders, a file it copies): regular files of at
+/// most [`MAX_FILE_SIZE`] bytes, not binary (NUL bytes); invalid UTF-8 is
+/// replaced, as Ansible's template module reads such files too. `None` when
+/// the file is not read: its content is then unknown to the analysis.
+#[must_use]
+pub fn read_text_bounded(path: &Path) -> Option<String> {
+    let m = std::fs::metadata(path).ok()?;
+    if !m.is_file() || m.len() > MAX_FILE_SIZE {
+        return None;
+    }
+    let bytes = read_at_most(path, MAX_FILE_SIZE).ok()??;
+    if bytes.contains(&0) {
+        return None;
+    }
+    Some(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
 fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     let mut bytes = Vec::new();
@@ -312,6 +333,23 @@ mod tests {
 
     fn loader(root: &Path) -> Loader {
         Loader::new(Arc::new(SourceMap::new(root)))
+    }
+
+    #[test]
+    fn bounded_text_reads_skip_large_binary_and_special_files() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ok = dir.path().join("ok.j2");
+        std::fs::write(&ok, b"a \xff b").expect("write");
+        assert_eq!(read_text_bounded(&ok).as_deref(), Some("a \u{fffd} b"));
+        let bin = dir.path().join("bin.j2");
+        std::fs::write(&bin, b"a\0b").expect("write");
+        assert_eq!(read_text_bounded(&bin), None);
+        let big = dir.path().join("big.j2");
+        let f = std::fs::File::create(&big).expect("create");
+        f.set_len(MAX_FILE_SIZE + 1).expect("set_len");
+        assert_eq!(read_text_bounded(&big), None);
+        assert_eq!(read_text_bounded(dir.path()), None);
+        assert_eq!(read_text_bounded(Path::new("/dev/zero")), None);
     }
 
     #[test]

@@ -677,3 +677,37 @@ fn fuzz_regressions_do_not_panic() {
     }
     println!("replayed {replayed} fuzz regressions");
 }
+
+/// Templates and role files a task renders or copies are read with the same
+/// size and binary bounds as Ansible files: a template over the size bound
+/// (or one that is binary) is not read, so what it persists is unknown, and
+/// the rest of the tree is still analysed.
+#[test]
+fn templates_over_the_size_bound_are_not_read() {
+    let dir = temp_copy("template-not-utf8");
+    let tmpl = dir.path().join("roles/tmpl/templates/modules.conf.j2");
+    let line = "br_netfilter\noverlay\n";
+    let text = line.repeat(9 * 1024 * 1024 / line.len() + 1);
+    std::fs::write(&tmpl, text).expect("write");
+    let r = reports(dir.path());
+    let ev = evidence(&r.who_fixes);
+    assert!(
+        !ev.iter()
+            .any(|(c, p, f, _)| c == "overlay" && p == "persistence" && f.contains("tmpl")),
+        "{ev:?}"
+    );
+    // The good role is still analysed.
+    assert!(
+        ev.iter()
+            .any(|(c, _, f, _)| c == "br_netfilter" && f == "roles/good/tasks/main.yml"),
+        "{ev:?}"
+    );
+    // Binary content is not read either.
+    std::fs::write(&tmpl, b"br_netfilter\n\0overlay\n").expect("write");
+    let ev = evidence(&reports(dir.path()).who_fixes);
+    assert!(
+        !ev.iter()
+            .any(|(c, p, f, _)| c == "overlay" && p == "persistence" && f.contains("tmpl")),
+        "{ev:?}"
+    );
+}

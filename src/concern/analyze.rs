@@ -431,8 +431,7 @@ pub(crate) fn read_role_file(inst: &TaskInstance, sub: &str, src: &str) -> Optio
     candidates
         .into_iter()
         .find(|p| p.is_file())
-        .and_then(|p| std::fs::read(p).ok())
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .and_then(|p| crate::load::read_text_bounded(&p))
 }
 
 /// Files a task writes, with the content it puts there (as far as known).
