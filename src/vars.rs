@@ -12,9 +12,9 @@ use crate::ansible::project::{
 use crate::jinja::{self, Lookup, Rendered, UnknownWhy, VarSource};
 use crate::source::Span;
 use crate::yaml::{Node, Tag, Value};
-use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// Deepest chain of variables whose values refer to other variables.
 pub const MAX_RENDER_DEPTH: usize = 32;
@@ -280,23 +280,59 @@ fn is_runtime_name(name: &str) -> bool {
         )
 }
 
+/// Interior state of one task's resolution. A mutex rather than a `RefCell`
+/// so that tasks can be analysed on worker threads; one task is resolved by
+/// one thread at a time (its cycle guard assumes so), so it never waits.
+#[derive(Debug, Default)]
+struct Slot<T>(Mutex<T>);
+
+impl<T> Slot<T> {
+    fn new(v: T) -> Self {
+        Slot(Mutex::new(v))
+    }
+
+    fn borrow(&self) -> MutexGuard<'_, T> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn borrow_mut(&self) -> MutexGuard<'_, T> {
+        self.borrow()
+    }
+}
+
+/// A counter in a task's resolution state.
+#[derive(Debug, Default)]
+struct Count(AtomicUsize);
+
+impl Count {
+    fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn set(&self, v: usize) {
+        self.0.store(v, Ordering::Relaxed);
+    }
+}
+
 /// The variables one task sees.
 pub struct TaskVars<'a> {
     play: &'a PlayVars,
     /// Loop variable bound for one iteration (`item`), when known.
     item: Option<serde_json::Value>,
     scopes: &'a [Arc<VarLayer>],
-    cache: RefCell<HashMap<String, Arc<Shared>>>,
-    stack: RefCell<Vec<String>>,
+    cache: Slot<HashMap<String, Arc<Shared>>>,
+    stack: Slot<Vec<String>>,
     /// How often the cycle/depth guard cut a resolution short.
-    cuts: Cell<usize>,
+    cuts: Count,
     /// Every name resolved so far, in order (with the names each cached
     /// result rests on): what a resolution depended on is a slice of it.
-    touched: RefCell<Vec<String>>,
+    touched: Slot<Vec<String>>,
     /// How many resolutions depended on this task's own scopes or `item`.
-    scoped: Cell<usize>,
+    scoped: Count,
+    /// Deepest stack a resolution in progress reached (names entered).
+    deepest: Count,
     /// Names the task's scopes define (built on first use).
-    scope_names: OnceCell<HashSet<&'a str>>,
+    scope_names: OnceLock<HashSet<&'a str>>,
 }
 
 /// A resolution and what it rests on.
@@ -308,6 +344,10 @@ struct Shared {
     /// True when no consulted name came from the task's scopes or `item`:
     /// any task of the play whose scopes define none of `deps` sees the same.
     play_level: bool,
+    /// The cycle or depth guard cut part of it short.
+    cut: bool,
+    /// How deep its chain of variables went (1: no variable inside).
+    depth: usize,
 }
 
 /// A resolved variable: the winning definition (if static) and its value.
@@ -332,12 +372,13 @@ impl<'a> TaskVars<'a> {
             play,
             item: None,
             scopes: instance.map_or(&[], |i| i.scopes.as_slice()),
-            cache: RefCell::new(HashMap::new()),
-            stack: RefCell::new(Vec::new()),
-            cuts: Cell::new(0),
-            touched: RefCell::new(Vec::new()),
-            scoped: Cell::new(0),
-            scope_names: OnceCell::new(),
+            cache: Slot::new(HashMap::new()),
+            stack: Slot::new(Vec::new()),
+            cuts: Count::default(),
+            touched: Slot::new(Vec::new()),
+            scoped: Count::default(),
+            deepest: Count::default(),
+            scope_names: OnceLock::new(),
         }
     }
 
@@ -427,15 +468,22 @@ impl<'a> TaskVars<'a> {
             .unwrap_or_else(PoisonError::into_inner)
             .get(name)
             .cloned();
-        if let Some(r) = shared.filter(|r| self.sees_as_play(&r.deps)) {
+        let depth = self.stack.borrow().len();
+        // Taken only where computing it afresh would give the same: no name
+        // it rests on is the task's own, and the depth guard would not cut it.
+        if let Some(r) =
+            shared.filter(|r| depth + r.depth <= MAX_RENDER_DEPTH && self.sees_as_play(&r.deps))
+        {
             self.cache
                 .borrow_mut()
                 .insert(name.to_string(), Arc::clone(&r));
             return self.reuse(&r);
         }
-        if self.stack.borrow().iter().any(|n| n == name)
-            || self.stack.borrow().len() >= MAX_RENDER_DEPTH
-        {
+        let guarded = {
+            let stack = self.stack.borrow();
+            stack.iter().any(|n| n == name) || stack.len() >= MAX_RENDER_DEPTH
+        };
+        if guarded {
             self.cuts.set(self.cuts.get() + 1);
             return Arc::new(Resolved {
                 lookup: LookupOwned::Unknown(UnknownWhy::Cycle),
@@ -444,6 +492,8 @@ impl<'a> TaskVars<'a> {
         }
         let cuts_before = self.cuts.get();
         let scoped_before = self.scoped.get();
+        let outer_deepest = self.deepest.get();
+        self.deepest.set(depth + 1);
         let start = self.touched.borrow().len();
         self.touched.borrow_mut().push(name.to_string());
         let (winner, from_scope) = self.winner_from(name);
@@ -473,14 +523,18 @@ impl<'a> TaskVars<'a> {
         deps.dedup();
         deps.retain(|d| d != name);
         deps.insert(0, name.to_string());
+        let deepest = self.deepest.get();
+        self.deepest.set(outer_deepest.max(deepest));
         let entry = Arc::new(Shared {
             resolved: Arc::clone(&resolved),
             deps,
             play_level: self.scoped.get() == scoped_before,
+            cut: self.cuts.get() != cuts_before,
+            depth: deepest - depth,
         });
         // A result cut short by the cycle/depth guard depends on where the
         // resolution started: keep it for this task only.
-        if entry.play_level && self.cuts.get() == cuts_before {
+        if entry.play_level && !entry.cut {
             self.play
                 .shared
                 .lock()
@@ -501,6 +555,11 @@ impl<'a> TaskVars<'a> {
         if !r.play_level {
             self.scoped.set(self.scoped.get() + 1);
         }
+        if r.cut {
+            self.cuts.set(self.cuts.get() + 1);
+        }
+        let reach = self.stack.borrow().len() + r.depth;
+        self.deepest.set(self.deepest.get().max(reach));
         Arc::clone(&r.resolved)
     }
 
@@ -669,12 +728,13 @@ impl TemplateResolver for VarsResolver {
             play: &pv,
             item: None,
             scopes,
-            cache: RefCell::new(HashMap::new()),
-            stack: RefCell::new(Vec::new()),
-            cuts: Cell::new(0),
-            touched: RefCell::new(Vec::new()),
-            scoped: Cell::new(0),
-            scope_names: OnceCell::new(),
+            cache: Slot::new(HashMap::new()),
+            stack: Slot::new(Vec::new()),
+            cuts: Count::default(),
+            touched: Slot::new(Vec::new()),
+            scoped: Count::default(),
+            deepest: Count::default(),
+            scope_names: OnceLock::new(),
         };
         match jinja::render(template, &tv) {
             Rendered::Value(serde_json::Value::String(s)) => Some(s),
@@ -752,5 +812,30 @@ mod tests {
         assert_eq!(value(&second, "c"), Some("i2".into()));
         let plain = task_vars(&pv, &[], None);
         assert_eq!(value(&plain, "c"), None);
+    }
+
+    #[test]
+    fn shared_results_never_reach_past_the_depth_guard() {
+        // v0 -> v1 -> ... -> v39: resolving v0 afresh hits the depth guard,
+        // resolving v10 does not. Whichever task comes first, v0 is the same.
+        let mut text = String::new();
+        for i in 0..39 {
+            text.push_str(&format!("v{i}: \"{{{{ v{} }}}}\"\n", i + 1));
+        }
+        text.push_str("v39: end\n");
+        let fresh = |names: &[&str]| {
+            let l = layer(LayerKind::RoleDefaults { role: "r".into() }, &text);
+            let pv = PlayVars::from_parts(&[l], std::iter::empty(), &ExtraVars::default());
+            let mut out = Vec::new();
+            for n in names {
+                let tv = task_vars(&pv, &[], None);
+                out.push(value(&tv, n));
+            }
+            out
+        };
+        let alone = fresh(&["v0"]);
+        assert_eq!(alone, vec![None]);
+        let after = fresh(&["v10", "v0"]);
+        assert_eq!(after, vec![Some("end".into()), None]);
     }
 }

@@ -12,6 +12,7 @@ use crate::jinja::{self, Tri};
 use crate::source::SourceMap;
 use crate::sysctl::{Engine, Evidence, Write, WriteKind, parse_conf, sysctl_file_kind};
 use crate::vars::TaskVars;
+use rayon::prelude::*;
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -61,38 +62,46 @@ pub fn sysctl_writes<'s>(
     reached: &[Facts<'s>],
     sources: &SourceMap,
 ) -> Vec<Found> {
+    // Tasks in parallel, each by one worker; execution order is kept.
+    let per_task: Vec<Vec<Found>> = reached
+        .par_iter()
+        .map(|facts| task_found(scope, facts, sources))
+        .collect();
+    per_task.into_iter().flatten().collect()
+}
+
+/// The sysctl writes of one reachable task, every iteration.
+fn task_found<'s>(scope: &'s Scope<'_>, facts: &Facts<'s>, sources: &SourceMap) -> Vec<Found> {
     let mut out = Vec::new();
-    for facts in reached {
-        let r = &facts.reach;
-        if r.inst.duplicate {
+    let r = &facts.reach;
+    if r.inst.duplicate {
+        return out;
+    }
+    for it in facts.iterations(scope) {
+        // Conditions cost a render: evaluated only for tasks that write.
+        let kinds = task_writes(r, it);
+        if kinds.is_empty() {
             continue;
         }
-        for it in facts.iterations(scope) {
-            // Conditions cost a render: evaluated only for tasks that write.
-            let kinds = task_writes(r, it);
-            if kinds.is_empty() {
-                continue;
-            }
-            let hold = conditions_hold(r, &it.tv);
-            if hold == Some(false) {
-                continue;
-            }
-            let evidence = Evidence {
-                file: sources.display(r.inst.task.span.file),
-                line: r.inst.task.span.line,
-                task: r.inst.task.display_name().to_string(),
-            };
-            for kind in kinds {
-                out.push(Found {
-                    write: Write {
-                        kind,
-                        evidence: evidence.clone(),
-                        conditional: hold.is_none(),
-                    },
-                    role: r.inst.roles.last().cloned(),
-                    column: r.inst.task.span.col,
-                });
-            }
+        let hold = conditions_hold(r, &it.tv);
+        if hold == Some(false) {
+            continue;
+        }
+        let evidence = Evidence {
+            file: sources.display(r.inst.task.span.file),
+            line: r.inst.task.span.line,
+            task: r.inst.task.display_name().to_string(),
+        };
+        for kind in kinds {
+            out.push(Found {
+                write: Write {
+                    kind,
+                    evidence: evidence.clone(),
+                    conditional: hold.is_none(),
+                },
+                role: r.inst.roles.last().cloned(),
+                column: r.inst.task.span.col,
+            });
         }
     }
     out

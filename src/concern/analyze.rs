@@ -5,16 +5,17 @@
 //! Reads the model and the catalog; never names a file, role or tool of a
 //! particular project (the automation's name comes from the project).
 
-use super::catalog::{ArgMatch, Concern, Pattern};
+use super::catalog::{ArgMatch, Concern, Part, Pattern};
 use crate::ansible::project::{Play, Project, TaskInstance};
 use crate::jinja::{self, Tri, UnknownWhy};
 use crate::source::SourceMap;
 use crate::vars::{ExtraVars, LookupOwned, PlayVars, TaskVars};
 use crate::yaml::Node;
+use rayon::prelude::*;
 use serde::Serialize;
-use std::cell::OnceCell;
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::OnceLock;
 
 /// How far a part (or a concern) is taken care of, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -279,7 +280,7 @@ impl<'a> Scope<'a> {
             .into_iter()
             .map(|reach| Facts {
                 reach,
-                iters: OnceCell::new(),
+                iters: OnceLock::new(),
             })
             .collect()
     }
@@ -292,10 +293,10 @@ pub type CondResult = (Status, Vec<CondEvidence>, Vec<String>, Vec<String>);
 pub struct Iteration<'s> {
     pub item: Option<serde_json::Value>,
     pub tv: TaskVars<'s>,
-    writes: OnceCell<Vec<(String, String)>>,
-    rendered: OnceCell<Vec<Option<String>>>,
-    command: OnceCell<Option<String>>,
-    conds: OnceCell<CondResult>,
+    writes: OnceLock<Vec<(String, String)>>,
+    rendered: OnceLock<Vec<Option<String>>>,
+    command: OnceLock<Option<String>>,
+    conds: OnceLock<CondResult>,
 }
 
 impl Iteration<'_> {
@@ -342,7 +343,7 @@ impl Iteration<'_> {
 /// A reachable task and its iterations, computed on first use.
 pub struct Facts<'s> {
     pub reach: Reach<'s>,
-    iters: OnceCell<Vec<Iteration<'s>>>,
+    iters: OnceLock<Vec<Iteration<'s>>>,
 }
 
 impl<'s> Facts<'s> {
@@ -355,10 +356,10 @@ impl<'s> Facts<'s> {
             let iteration = |item: Option<serde_json::Value>, tv: TaskVars<'s>| Iteration {
                 item,
                 tv,
-                writes: OnceCell::new(),
-                rendered: OnceCell::new(),
-                command: OnceCell::new(),
-                conds: OnceCell::new(),
+                writes: OnceLock::new(),
+                rendered: OnceLock::new(),
+                command: OnceLock::new(),
+                conds: OnceLock::new(),
             };
             match loop_items(self.reach.inst, &base) {
                 Some(items) if !items.is_empty() => items
@@ -701,6 +702,56 @@ pub fn analyze<'s>(
     verdicts
 }
 
+/// The evidence one reachable task gives for a part (`role` is `fix` or
+/// `check`): its first loop iteration that matches one of the patterns.
+fn task_evidence<'s>(
+    sources: &SourceMap,
+    part: &Part,
+    role: &'static str,
+    patterns: &[Pattern],
+    scope: &'s Scope<'_>,
+    facts: &Facts<'s>,
+) -> Option<TaskEvidence> {
+    let r = &facts.reach;
+    let module = r.inst.task.module.as_str();
+    if !patterns
+        .iter()
+        .any(|p| p.modules.is_empty() || p.modules.iter().any(|m| m == module))
+    {
+        return None;
+    }
+    for it in facts.iterations(scope) {
+        let Some(pat) = patterns.iter().find(|p| pattern_matches(p, r.inst, it)) else {
+            continue;
+        };
+        let (status, conds, on, rt) = it.conditions(sources, r.inst).clone();
+        let status = if role == "check" {
+            Status::CheckedOnly
+        } else {
+            status
+        };
+        return Some(TaskEvidence {
+            part: part.name.clone(),
+            role,
+            status,
+            file: sources.display(r.inst.task.span.file),
+            line: r.inst.task.span.line,
+            task: r.inst.task.display_name().to_string(),
+            module: r.inst.task.module.clone(),
+            roles: r.inst.roles.clone(),
+            entry: r.entry.to_string(),
+            hosts: r.play.hosts.clone(),
+            item: it.item.as_ref().map(json_text),
+            turn_on: on,
+            runtime: rt,
+            requires: pat.requires.clone(),
+            writes: it.writes(r.inst).iter().map(|(p, _)| p.clone()).collect(),
+            conditions: conds,
+        });
+    }
+    None
+}
+
 fn concern_verdict<'s>(
     project: &Project,
     sources: &SourceMap,
@@ -715,46 +766,13 @@ fn concern_verdict<'s>(
             if patterns.is_empty() {
                 continue;
             }
-            for facts in reached {
-                let r = &facts.reach;
-                let module = r.inst.task.module.as_str();
-                if !patterns
-                    .iter()
-                    .any(|p| p.modules.is_empty() || p.modules.iter().any(|m| m == module))
-                {
-                    continue;
-                }
-                for it in facts.iterations(scope) {
-                    let Some(pat) = patterns.iter().find(|p| pattern_matches(p, r.inst, it)) else {
-                        continue;
-                    };
-                    let (status, conds, on, rt) = it.conditions(sources, r.inst).clone();
-                    let status = if role == "check" {
-                        Status::CheckedOnly
-                    } else {
-                        status
-                    };
-                    evidence.push(TaskEvidence {
-                        part: part.name.clone(),
-                        role,
-                        status,
-                        file: sources.display(r.inst.task.span.file),
-                        line: r.inst.task.span.line,
-                        task: r.inst.task.display_name().to_string(),
-                        module: r.inst.task.module.clone(),
-                        roles: r.inst.roles.clone(),
-                        entry: r.entry.to_string(),
-                        hosts: r.play.hosts.clone(),
-                        item: it.item.as_ref().map(json_text),
-                        turn_on: on,
-                        runtime: rt,
-                        requires: pat.requires.clone(),
-                        writes: it.writes(r.inst).iter().map(|(p, _)| p.clone()).collect(),
-                        conditions: conds,
-                    });
-                    break;
-                }
-            }
+            // Tasks are matched in parallel, each by one worker (its
+            // caches are filled by that worker alone); order is kept.
+            let found: Vec<Option<TaskEvidence>> = reached
+                .par_iter()
+                .map(|facts| task_evidence(sources, part, role, patterns, scope, facts))
+                .collect();
+            evidence.extend(found.into_iter().flatten());
         }
         evidence.sort_by(|a, b| {
             (a.status, &a.file, a.line, &a.entry).cmp(&(b.status, &b.file, b.line, &b.entry))
