@@ -252,6 +252,7 @@ fn tasks(args: &TasksArgs) -> Result<u8, String> {
         .diagnostics
         .iter()
         .any(|d| d.severity == Severity::Error);
+    release(loaded, Frees::LeaveToExit);
     Ok(u8::from(errors))
 }
 
@@ -292,6 +293,9 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
         ),
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    release((reached, verdicts), Frees::LeaveToExit);
+    release(scope, Frees::LeaveToExit);
+    release(loaded, Frees::LeaveToExit);
     Ok(0)
 }
 
@@ -351,6 +355,28 @@ pub struct CheckRun {
 /// # Errors
 /// Setup errors (missing path, invalid configuration or catalog).
 pub fn check_run(args: &CheckArgs) -> Result<CheckRun, String> {
+    check_run_with(args, Frees::Drop)
+}
+
+/// What to do with the analysis' intermediate structures when done.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Frees {
+    Drop,
+    /// The process exits right after: leave the memory to the OS (freeing
+    /// thousands of small allocations one by one costs several percent of a
+    /// run).
+    LeaveToExit,
+}
+
+/// Drops `x`, or leaves it to the OS when the process is about to exit.
+fn release<T>(x: T, frees: Frees) {
+    match frees {
+        Frees::Drop => drop(x),
+        Frees::LeaveToExit => std::mem::forget(x),
+    }
+}
+
+fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
     let config = config_for(&args.common, args.config.as_deref())?;
     let catalog = catalog(args.rules.as_deref())?;
     let base = baseline(&args.sysctl, &config)?;
@@ -408,6 +434,8 @@ pub fn check_run(args: &CheckArgs) -> Result<CheckRun, String> {
         });
     }
     findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    release((reached, verdicts, writes, sysctl), frees);
+    release(scope, frees);
     let fail_level = args
         .fail_level
         .map(level)
@@ -423,7 +451,7 @@ pub fn check_run(args: &CheckArgs) -> Result<CheckRun, String> {
 fn check(args: &CheckArgs) -> Result<u8, String> {
     let progress =
         crate::progress::Progress::start("checking", args.format == crate::cli::CheckFormat::Human);
-    let mut run = check_run(args)?;
+    let mut run = check_run_with(args, Frees::LeaveToExit)?;
     drop(progress);
     if let Some(path) = &args.write_baseline {
         crate::baseline::write(path, &run.findings)?;
@@ -443,6 +471,7 @@ fn check(args: &CheckArgs) -> Result<u8, String> {
     let text = output::check::render(args.format, &run, &args.common.path.display().to_string());
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     let failing = run.findings.iter().any(|f| f.severity >= run.fail_level);
+    release(run, Frees::LeaveToExit);
     Ok(u8::from(failing))
 }
 

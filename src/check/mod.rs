@@ -34,19 +34,19 @@ pub fn required() -> Result<Vec<Required>, String> {
 }
 
 /// What every rule may read.
-pub struct Context<'a> {
+pub struct Context<'a, 's> {
     pub project: &'a Project,
     pub sources: &'a SourceMap,
-    pub scope: &'a Scope<'a>,
+    pub scope: &'s Scope<'s>,
     /// Every reachable task with its cached effects.
-    pub reached: &'a [crate::concern::analyze::Facts<'a>],
+    pub reached: &'a [crate::concern::analyze::Facts<'s>],
     pub verdicts: &'a [Verdict],
     pub writes: &'a [extract::Found],
     pub sysctl: &'a [KeyResult],
     pub required: &'a [Required],
 }
 
-impl Context<'_> {
+impl Context<'_, '_> {
     #[must_use]
     pub fn verdict(&self, id: &str) -> Option<&Verdict> {
         self.verdicts.iter().find(|v| v.id == id)
@@ -91,7 +91,10 @@ pub struct RuleSetting {
 /// Runs every enabled rule, applies configured severities, `# noqa`
 /// suppression and sorting.
 #[must_use]
-pub fn run_rules(cx: &Context<'_>, settings: &dyn Fn(&RuleMeta) -> RuleSetting) -> Vec<Finding> {
+pub fn run_rules(
+    cx: &Context<'_, '_>,
+    settings: &dyn Fn(&RuleMeta) -> RuleSetting,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     for rule in crate::rule::registry() {
         let meta = rule.meta();

@@ -240,7 +240,7 @@ impl<'a> Scope<'a> {
             .flat_map(|e| e.plays.iter().map(move |p| (e.name.as_str(), p)))
             .collect();
         let play_vars = plays
-            .iter()
+            .par_iter()
             .map(|(_, p)| PlayVars::new(p, extra, inventory))
             .collect();
         Scope { plays, play_vars }

@@ -43,7 +43,7 @@ impl Rule for BridgeSysctlWithoutModuleAtBoot {
         &META
     }
 
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let Some(v) = cx.verdict("br_netfilter") else {
             return;
         };

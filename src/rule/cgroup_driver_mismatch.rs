@@ -100,7 +100,7 @@ impl Rule for CgroupDriverMismatch {
         &META
     }
 
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let mut kubelet: Vec<Side> = Vec::new();
         let mut runtime: Vec<Side> = Vec::new();
         for facts in cx.reached {

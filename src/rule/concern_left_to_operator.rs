@@ -38,7 +38,7 @@ impl Rule for ConcernLeftToOperator {
         &META
     }
 
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let (file, line, col) = cx.anchor();
         for v in cx
             .verdicts

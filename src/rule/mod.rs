@@ -42,7 +42,7 @@ use crate::check::Context;
 pub trait Rule: Sync {
     fn meta(&self) -> &'static RuleMeta;
     /// Adds the rule's findings (severity is set by the runner).
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>);
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>);
 }
 
 /// Every rule, in id order.

@@ -40,7 +40,7 @@ pub static RULE: ModuleNotPersisted = ModuleNotPersisted;
 
 /// The runtime fix of a concern whose persistence part nothing addresses.
 pub(crate) fn runtime_without_persistence<'a>(
-    cx: &'a Context<'_>,
+    cx: &'a Context<'_, '_>,
     id: &str,
 ) -> Option<&'a crate::concern::analyze::TaskEvidence> {
     let v = cx.verdict(id)?;
@@ -64,7 +64,7 @@ impl Rule for ModuleNotPersisted {
         &META
     }
 
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         for id in MODULE_CONCERNS {
             let Some(e) = runtime_without_persistence(cx, id) else {
                 continue;

@@ -121,7 +121,7 @@ impl Rule for PreflightErrorsIgnored {
         &META
     }
 
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let mut seen = std::collections::BTreeSet::new();
         for facts in cx.reached {
             let r = &facts.reach;

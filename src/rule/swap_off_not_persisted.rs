@@ -38,7 +38,7 @@ impl Rule for SwapOffNotPersisted {
         &META
     }
 
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let Some(e) = super::module_not_persisted::runtime_without_persistence(cx, "swap") else {
             return;
         };

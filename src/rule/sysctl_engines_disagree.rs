@@ -42,7 +42,7 @@ impl Rule for SysctlEnginesDisagree {
         &META
     }
 
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         for r in cx.sysctl {
             let Some(ours) = cx.writes.iter().find(|f| {
                 matches!(&f.write.kind, WriteKind::Persist { key, .. } if crate::sysctl::normalize_key(key) == r.key)

@@ -39,7 +39,7 @@ impl Rule for SysctlNotPersisted {
         &META
     }
 
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         for w in cx.writes {
             let WriteKind::SetLive { key, value } = &w.write.kind else {
                 continue;

@@ -50,7 +50,7 @@ impl Rule for SysctlOverriddenAtBoot {
         &META
     }
 
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         for req in cx.required {
             let key = crate::sysctl::normalize_key(&req.key);
             // The tree's own write of the needed value.

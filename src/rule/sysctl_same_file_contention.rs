@@ -41,7 +41,7 @@ impl Rule for SysctlSameFileContention {
         &META
     }
 
-    fn check(&self, cx: &Context<'_>, out: &mut Vec<Finding>) {
+    fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let persists: Vec<(&crate::check::extract::Found, String, String, String)> = cx
             .writes
             .iter()
