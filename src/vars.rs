@@ -331,6 +331,8 @@ pub struct TaskVars<'a> {
     scoped: Count,
     /// Deepest stack a resolution in progress reached (names entered).
     deepest: Count,
+    /// Templated strings rendered outside any variable's resolution.
+    renders: Slot<HashMap<String, LookupOwned>>,
     /// Names the task's scopes define (built on first use).
     scope_names: OnceLock<HashSet<&'a str>>,
 }
@@ -378,6 +380,7 @@ impl<'a> TaskVars<'a> {
             touched: Slot::new(Vec::new()),
             scoped: Count::default(),
             deepest: Count::default(),
+            renders: Slot::new(HashMap::new()),
             scope_names: OnceLock::new(),
         }
     }
@@ -613,7 +616,14 @@ impl<'a> TaskVars<'a> {
             Value::Str(s)
                 if node.tag != Tag::Unsafe && crate::ansible::project::is_templated(s) =>
             {
-                match jinja::render(s, self) {
+                // Task arguments are rendered by several analyses: kept per
+                // template text. Not inside a variable's resolution, whose
+                // dependencies are recorded by the lookups a render makes.
+                let top = self.stack.borrow().is_empty();
+                if top && let Some(v) = self.renders.borrow().get(s.as_str()) {
+                    return v.clone();
+                }
+                let v = match jinja::render(s, self) {
                     Rendered::Value(v) => LookupOwned::Value(v),
                     Rendered::Unknown(u) => LookupOwned::Unknown(
                         u.iter()
@@ -621,7 +631,11 @@ impl<'a> TaskVars<'a> {
                             .min()
                             .unwrap_or(UnknownWhy::TooComplex),
                     ),
+                };
+                if top {
+                    self.renders.borrow_mut().insert(s.clone(), v.clone());
                 }
+                v
             }
             Value::Seq(items) => {
                 let mut out = Vec::new();
@@ -734,6 +748,7 @@ impl TemplateResolver for VarsResolver {
             touched: Slot::new(Vec::new()),
             scoped: Count::default(),
             deepest: Count::default(),
+            renders: Slot::new(HashMap::new()),
             scope_names: OnceLock::new(),
         };
         match jinja::render(template, &tv) {

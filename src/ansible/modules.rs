@@ -2,37 +2,26 @@
 //! to a fully qualified collection name, and splitting free-form arguments.
 //!
 //! The name data lives in `rules/modules.yml` (generated from ansible-core) and
-//! is embedded in the binary.
+//! is turned into sorted tables at build time (`build.rs`).
 
-use serde::Deserialize;
-use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
-
-#[derive(Deserialize)]
-struct RawModules {
-    builtin: Vec<String>,
-    routing: HashMap<String, String>,
+mod table {
+    include!(concat!(env!("OUT_DIR"), "/modules.rs"));
 }
 
-struct ModuleTable {
-    builtin: HashSet<String>,
-    routing: HashMap<String, String>,
-}
+/// The module tables from `rules/modules.yml`, sorted at build time.
+struct ModuleTable;
 
-fn table() -> &'static ModuleTable {
-    static TABLE: OnceLock<ModuleTable> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        // The file is generated and checked by a test; a parse failure is a build bug.
-        let raw: RawModules = serde_yaml::from_str(include_str!("../../rules/modules.yml"))
-            .unwrap_or(RawModules {
-                builtin: Vec::new(),
-                routing: HashMap::new(),
-            });
-        ModuleTable {
-            builtin: raw.builtin.into_iter().collect(),
-            routing: raw.routing,
-        }
-    })
+impl ModuleTable {
+    fn builtin(short: &str) -> bool {
+        table::BUILTIN.binary_search(&short).is_ok()
+    }
+
+    fn routing(short: &str) -> Option<&'static str> {
+        table::ROUTING
+            .binary_search_by(|(k, _)| (*k).cmp(short))
+            .ok()
+            .map(|i| table::ROUTING[i].1)
+    }
 }
 
 /// The fully qualified name of an action as written in a task.
@@ -42,27 +31,26 @@ fn table() -> &'static ModuleTable {
 /// collection's name; anything else is returned as written.
 #[must_use]
 pub fn resolve(action: &str) -> String {
-    let t = table();
     if let Some(short) = action
         .strip_prefix("ansible.legacy.")
         .or_else(|| action.strip_prefix("ansible.builtin."))
     {
-        if t.builtin.contains(short) {
+        if ModuleTable::builtin(short) {
             return format!("ansible.builtin.{short}");
         }
-        if let Some(target) = t.routing.get(short) {
-            return target.clone();
+        if let Some(target) = ModuleTable::routing(short) {
+            return target.to_string();
         }
         return action.to_string();
     }
     if action.contains('.') {
         return action.to_string();
     }
-    if t.builtin.contains(action) {
+    if ModuleTable::builtin(action) {
         return format!("ansible.builtin.{action}");
     }
-    if let Some(target) = t.routing.get(action) {
-        return target.clone();
+    if let Some(target) = ModuleTable::routing(action) {
+        return target.to_string();
     }
     action.to_string()
 }
@@ -71,15 +59,14 @@ pub fn resolve(action: &str) -> String {
 /// (used to pick the action key when a task has several unknown keys).
 #[must_use]
 pub fn is_known(name: &str) -> bool {
-    let t = table();
     let short = name
         .strip_prefix("ansible.legacy.")
         .or_else(|| name.strip_prefix("ansible.builtin."));
     match short {
-        Some(s) => t.builtin.contains(s),
+        Some(s) => ModuleTable::builtin(s),
         None => {
-            t.builtin.contains(name)
-                || t.routing.contains_key(name)
+            ModuleTable::builtin(name)
+                || ModuleTable::routing(name).is_some()
                 || name.matches('.').count() >= 2
         }
     }
