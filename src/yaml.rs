@@ -21,6 +21,9 @@ pub const MAX_ALIAS_NODES: usize = 200_000;
 /// (it counts flow levels in a `u8`); deeper input is `yaml-limit-exceeded`.
 pub const MAX_FLOW_DEPTH: usize = 255;
 
+/// Help for parser states that well-formed event streams never reach.
+const PARSER_BUG_HELP: &str = "this is a bug in preflint's YAML reading; report it with the file";
+
 /// A tag that changes how Ansible treats a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Tag {
@@ -408,11 +411,16 @@ impl Builder<'_> {
             }
             Event::Alias(id) => {
                 let Some((node, count, depth)) = self.anchors.get(&id) else {
-                    return Err(Box::new(Diagnostic::error(
-                        code::YAML_SYNTAX,
-                        sp,
-                        "alias refers to an anchor that is not defined before it",
-                    )));
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            code::YAML_SYNTAX,
+                            sp,
+                            "alias refers to an anchor that is not defined before it",
+                        )
+                        .with_help(
+                            "define the anchor (`&name`) before the alias (`*name`) that uses it",
+                        ),
+                    ));
                 };
                 if *count > self.alias_budget {
                     return Err(Box::new(
@@ -480,11 +488,10 @@ impl Builder<'_> {
                     };
                     self.finish(node, anchor)
                 }
-                _ => Err(Box::new(Diagnostic::error(
-                    code::YAML_SYNTAX,
-                    sp,
-                    "unbalanced sequence end",
-                ))),
+                _ => Err(Box::new(
+                    Diagnostic::error(code::YAML_SYNTAX, sp, "unbalanced sequence end")
+                        .with_help(PARSER_BUG_HELP),
+                )),
             },
             Event::MappingEnd => match self.stack.pop() {
                 Some(Frame::Map {
@@ -504,11 +511,10 @@ impl Builder<'_> {
                     };
                     self.finish(node, anchor)
                 }
-                _ => Err(Box::new(Diagnostic::error(
-                    code::YAML_SYNTAX,
-                    sp,
-                    "unbalanced mapping end",
-                ))),
+                _ => Err(Box::new(
+                    Diagnostic::error(code::YAML_SYNTAX, sp, "unbalanced mapping end")
+                        .with_help(PARSER_BUG_HELP),
+                )),
             },
         }
     }
@@ -575,15 +581,19 @@ impl Builder<'_> {
                                     code::YAML_BAD_MERGE,
                                     item.span,
                                     "a merge key (<<) list may hold only mappings; this item is ignored",
-                                ));
+                                )
+                                .with_help("merge only mappings: write `<<: [*a, *b]` with anchors of mappings"));
                             }
                         }
                     }
-                    _ => self.diagnostics.push(Diagnostic::warning(
-                        code::YAML_BAD_MERGE,
-                        v.span,
-                        "a merge key (<<) needs a mapping or a list of mappings; ignored",
-                    )),
+                    _ => self.diagnostics.push(
+                        Diagnostic::warning(
+                            code::YAML_BAD_MERGE,
+                            v.span,
+                            "a merge key (<<) needs a mapping or a list of mappings; ignored",
+                        )
+                        .with_help("merge a mapping (`<<: *defaults`) or a list of them"),
+                    ),
                 }
                 continue;
             }

@@ -182,17 +182,6 @@ impl Reports {
     /// `code` reported at file:line:column with a help text, by all three
     /// commands (`check` reports load problems as findings).
     fn assert_diag(&self, code: &str, file: &str, line: u64, column: u64) -> String {
-        self.assert_diag_help(code, file, line, column, true)
-    }
-
-    fn assert_diag_help(
-        &self,
-        code: &str,
-        file: &str,
-        line: u64,
-        column: u64,
-        help: bool,
-    ) -> String {
         let mut message = String::new();
         for (what, list) in [
             ("tasks", array(&self.tasks, "diagnostics")),
@@ -205,7 +194,7 @@ impl Reports {
                 panic!("{what}: no {code} at {file}:{line}:{column} in {list:#?}");
             };
             assert!(
-                !help || d["help"].as_str().is_some_and(|h| !h.is_empty()),
+                d["help"].as_str().is_some_and(|h| !h.is_empty()),
                 "{what}: {code} has no help: {d}"
             );
             message = d["message"].as_str().unwrap_or_default().to_string();
@@ -216,7 +205,7 @@ impl Reports {
                 && f["file"] == file
                 && f["line"] == line
                 && f["column"] == column
-                && (!help || f["help"].as_str().is_some_and(|h| !h.is_empty()))),
+                && f["help"].as_str().is_some_and(|h| !h.is_empty())),
             "check: no {code} at {file}:{line}:{column} in {findings:#?}"
         );
         message
@@ -264,8 +253,7 @@ fn empty_files_are_no_errors() {
     let r = reports(&hostile("empty-files"));
     // An empty tasks, defaults, meta or vars file is valid Ansible; only the
     // empty imported playbook is worth a word.
-    // (ansible/project.rs gives this warning no help text yet.)
-    let msg = r.assert_diag_help("ansible-bad-shape", "empty-playbook.yml", 1, 1, false);
+    let msg = r.assert_diag("ansible-bad-shape", "empty-playbook.yml", 1, 1);
     assert!(msg.contains("empty playbook"), "{msg}");
     assert_eq!(r.diags().len(), 1, "{:?}", r.diags());
 }
@@ -601,29 +589,129 @@ fn role_dependency_fan_out_is_bounded() {
     );
 }
 
-/// The per-play bound does not bound a run: forty plays that each import
-/// the fan-out build 40 x 50,000 task instances.
-#[test]
-#[ignore = "unbounded per run: ansible/project.rs bounds task instances per play only (40 plays: 29 s and 4.2 GB in release)"]
-fn many_plays_fanning_out_are_bounded_in_total() {
-    let dir = temp_copy("include-fanout");
+/// `case` copied with its entry playbook replaced by forty plays that each
+/// run the good role then `fan_out` (a task list or a role list).
+fn many_plays(case: &str, fan_out: &str) -> tempfile::TempDir {
+    let dir = temp_copy(case);
     let mut site = String::from("---\n");
     for i in 0..40 {
         site.push_str(&format!(
-            "- name: Play {i}\n  hosts: all\n  gather_facts: false\n  roles:\n    - good\n  tasks:\n    - name: Fan out\n      ansible.builtin.import_tasks: tasks/l0.yml\n"
+            "- name: Play {i}\n  hosts: all\n  gather_facts: false\n{fan_out}"
         ));
     }
     std::fs::write(dir.path().join("site.yml"), site).expect("write");
+    dir
+}
+
+const IMPORT_FAN_OUT: &str = "  roles:\n    - good\n  tasks:\n    - name: Fan out\n      ansible.builtin.import_tasks: tasks/l0.yml\n";
+const ROLE_FAN_OUT: &str = "  roles:\n    - good\n    - fan0\n";
+
+/// The per-play bound alone does not bound a run: forty plays that each
+/// import the fan-out would build 40 x 50,000 task instances. The run-wide
+/// bound (100,000) lets the first two plays fill it and leaves the other 38
+/// out, saying so at the first one left out.
+#[test]
+fn many_plays_fanning_out_are_bounded_in_total() {
+    let dir = many_plays("include-fanout", IMPORT_FAN_OUT);
     let r = reports(dir.path());
-    let bounded = r
+    let bounded: Vec<_> = r
         .diags()
-        .iter()
+        .into_iter()
         .filter(|d| d.0 == "yaml-limit-exceeded")
-        .count();
-    // At most a few plays are expanded before a run-wide bound stops the rest.
-    assert!(bounded >= 1, "{:?}", r.diags());
-    let listed = tasks(&r.tasks).len();
-    assert!(listed <= 100_000, "{listed} tasks listed");
+        .collect();
+    assert!(
+        bounded.iter().any(|d| d.1.starts_with("tasks/l")),
+        "the per-play bound cuts the first plays: {bounded:?}"
+    );
+    // Play 2 (`- name: Play 2` on line 18) is the first left out.
+    let message = r.assert_diag("yaml-limit-exceeded", "site.yml", 18, 3);
+    assert!(
+        message.contains("the 37 plays after it are not analysed"),
+        "{message}"
+    );
+    let per_play: Vec<usize> = array(&r.tasks, "entries")
+        .iter()
+        .flat_map(|e| array(e, "plays"))
+        .map(|p| array(p, "tasks").len())
+        .collect();
+    assert_eq!(per_play, [50_000, 50_000], "two plays fill the run's bound");
+}
+
+/// The same with role dependencies: the run-wide bound on role runs.
+#[test]
+fn many_plays_running_fanning_roles_are_bounded_in_total() {
+    let dir = many_plays("role-fanout", ROLE_FAN_OUT);
+    let r = preflint("tasks", dir.path());
+    let diags = array(&r, "diagnostics");
+    let left_out = diags
+        .iter()
+        .find(|d| d["file"] == "site.yml" && d["code"] == "yaml-limit-exceeded")
+        .unwrap_or_else(|| panic!("no run-wide bound reported: {diags:#?}"));
+    assert_eq!(left_out["line"], 14, "{left_out}");
+    assert!(
+        left_out["help"]
+            .as_str()
+            .is_some_and(|h| h.contains("--playbook")),
+        "{left_out}"
+    );
+    let plays: usize = array(&r, "entries")
+        .iter()
+        .map(|e| array(e, "plays").len())
+        .sum();
+    assert_eq!(plays, 2, "only the first two plays are expanded");
+}
+
+/// Without a playbook every role is run as a play of its own: the same
+/// run-wide bound, in the sorted order of the roles.
+#[test]
+fn roles_without_a_playbook_are_bounded_in_total() {
+    let dir = temp_copy("role-fanout");
+    std::fs::remove_file(dir.path().join("site.yml")).expect("rm");
+    let r = preflint("tasks", dir.path());
+    let diags = array(&r, "diagnostics");
+    let left_out = diags
+        .iter()
+        .find(|d| d["code"] == "yaml-limit-exceeded" && d["file"] == "roles/fan10")
+        .unwrap_or_else(|| panic!("no run-wide bound reported: {diags:#?}"));
+    assert!(
+        left_out["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the 23 roles after it")),
+        "{left_out}"
+    );
+    let entries: Vec<&str> = array(&r, "entries")
+        .iter()
+        .filter_map(|e| e["playbook"].as_str())
+        .collect();
+    assert_eq!(entries, ["role fan0", "role fan1"]);
+}
+
+/// Plays are expanded in parallel, yet which are cut by the run-wide bound
+/// never depends on thread timing: one thread and two give the same report.
+#[test]
+fn run_wide_bound_is_the_same_for_any_thread_count() {
+    for (case, fan_out) in [
+        ("include-fanout", IMPORT_FAN_OUT),
+        ("role-fanout", ROLE_FAN_OUT),
+    ] {
+        let dir = many_plays(case, fan_out);
+        let run = |threads: &str| {
+            let out = Command::new(env!("CARGO_BIN_EXE_preflint"))
+                .args(["tasks", "--format", "json"])
+                .arg(dir.path())
+                .env("RAYON_NUM_THREADS", threads)
+                .output()
+                .expect("run preflint");
+            assert_eq!(out.status.code(), Some(1), "{case}: {out:?}");
+            out.stdout
+        };
+        let one = run("1");
+        let two = run("2");
+        assert!(
+            one == two,
+            "{case}: the report differs between 1 and 2 threads"
+        );
+    }
 }
 
 /// A tasks file just under the size bound, full of sysctl tasks writing the

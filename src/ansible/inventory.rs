@@ -794,11 +794,14 @@ impl Inventory {
             return;
         }
         if !matches!(body.value, Value::Map(_) | Value::Null) {
-            self.diagnostics.push(Diagnostic::warning(
-                code::SHAPE,
-                body.span,
-                format!("group `{name}` is not a mapping; skipped, as Ansible does"),
-            ));
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    code::SHAPE,
+                    body.span,
+                    format!("group `{name}` is not a mapping; skipped, as Ansible does"),
+                )
+                .with_help("write the group as a mapping with `hosts:`, `children:` or `vars:`"),
+            );
             return;
         }
         self.group(name);
@@ -903,11 +906,14 @@ impl Inventory {
                         .next()
                         .unwrap_or_default();
                     if child.is_empty() || child.contains([':', ']']) {
-                        self.diagnostics.push(Diagnostic::error(
-                            code::SHAPE,
-                            span,
-                            format!("expected a group name, got `{line}`"),
-                        ));
+                        self.diagnostics.push(
+                            Diagnostic::error(
+                                code::SHAPE,
+                                span,
+                                format!("expected a group name, got `{line}`"),
+                            )
+                            .with_help("a [group:children] section lists one group name per line"),
+                        );
                         continue;
                     }
                     self.group(child);
@@ -1005,7 +1011,8 @@ impl Inventory {
                                 code::SHAPE,
                                 doc.span,
                                 "a vars file must be a mapping",
-                            ));
+                            )
+                            .with_help("write the variables as `name: value` pairs at the top level of the file"));
                         }
                         continue;
                     };

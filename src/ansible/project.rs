@@ -18,13 +18,22 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Deepest chain of includes/imports/roles followed (a guard besides cycle detection).
 pub const MAX_INCLUDE_DEPTH: usize = 64;
 /// Most task instances one play may expand to (imports and role dependencies
 /// can fan out exponentially); past it the play is cut short with a diagnostic.
+/// Role runs are bounded by the same number.
 pub const MAX_PLAY_TASKS: usize = 50_000;
+/// Most task instances (and, separately, role runs) a whole run may expand
+/// to, all entries and plays together: many plays each cut at
+/// [`MAX_PLAY_TASKS`] would still add up without bound. Plays take from it in
+/// order, so which plays are cut never depends on thread timing. Kubespray's
+/// eight top-level playbooks together expand to about 9,400 (handlers
+/// included; 715 in the largest play).
+pub const MAX_RUN_TASKS: usize = 100_000;
 
 /// Where a task sits in a play.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -258,10 +267,80 @@ struct Builder<'a> {
     roles: HashMap<PathBuf, Arc<Role>>,
     /// Roles already read by any builder of this run (plays expand in
     /// parallel; each role's files are read and indexed once).
-    shared_roles: &'a Mutex<HashMap<PathBuf, Arc<Role>>>,
+    shared_roles: &'a SharedRoles,
     unresolved: Vec<Unresolved>,
     diags: Vec<Diagnostic>,
     reported: HashSet<(String, u32, u32, &'static str)>,
+    /// Set while plays are expanded speculatively in parallel.
+    speculation: Option<Speculation<'a>>,
+}
+
+/// Roles read so far in a run, each with the diagnostics its reading raised
+/// (replayed by every builder that uses the role, so that they do not depend
+/// on which play read it first).
+type SharedRoles = Mutex<HashMap<PathBuf, (Arc<Role>, Vec<Diagnostic>)>>;
+
+/// A play expanded in parallel before the plays ahead of it are known: it
+/// counts what it builds into a counter shared by the run, and gives up (its
+/// result is thrown away and the play expanded again, in order) once the run
+/// as a whole is past what remains of [`MAX_RUN_TASKS`].
+struct Speculation<'a> {
+    spent: &'a AtomicUsize,
+    cap: usize,
+    /// What this play has added to `spent` so far.
+    counted: usize,
+    aborted: bool,
+}
+
+/// What one play may expand to: task instances (tasks and handlers) and role runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Budget {
+    tasks: usize,
+    role_runs: usize,
+}
+
+impl Budget {
+    fn is_empty(self) -> bool {
+        self.tasks == 0 || self.role_runs == 0
+    }
+
+    /// Whether a play built with a larger budget `wide` and ending as `spent`
+    /// is exactly what this budget builds: same budget, or one never reached.
+    fn same_as(self, wide: Budget, spent: &Spent) -> bool {
+        self == wide
+            || (!spent.full && spent.tasks < self.tasks && spent.role_runs <= self.role_runs)
+    }
+}
+
+/// What a play used of its budget.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spent {
+    tasks: usize,
+    role_runs: usize,
+    /// The play hit its budget and was cut short.
+    full: bool,
+}
+
+/// What the plays expanded so far used of [`MAX_RUN_TASKS`].
+#[derive(Debug, Default)]
+struct RunSpent {
+    tasks: usize,
+    role_runs: usize,
+}
+
+impl RunSpent {
+    /// The budget of the next play.
+    fn next(&self) -> Budget {
+        Budget {
+            tasks: MAX_PLAY_TASKS.min(MAX_RUN_TASKS.saturating_sub(self.tasks)),
+            role_runs: MAX_PLAY_TASKS.min(MAX_RUN_TASKS.saturating_sub(self.role_runs)),
+        }
+    }
+
+    fn add(&mut self, spent: Spent) {
+        self.tasks += spent.tasks;
+        self.role_runs += spent.role_runs;
+    }
 }
 
 #[derive(Clone)]
@@ -285,15 +364,38 @@ struct PlayState {
     tasks: Vec<TaskInstance>,
     handlers: Vec<TaskInstance>,
     ran: HashSet<String>,
-    /// The play hit [`MAX_PLAY_TASKS`]; nothing more is expanded.
+    /// What the play may expand to.
+    budget: Budget,
+    /// The play hit its budget (or gave up speculating); nothing more is expanded.
     full: bool,
     /// Roles run so far (bounded like tasks).
     role_runs: usize,
 }
 
 impl PlayState {
+    fn new(layers: Vec<Arc<VarLayer>>, budget: Budget) -> Self {
+        PlayState {
+            layers,
+            tasks: Vec::new(),
+            handlers: Vec::new(),
+            ran: HashSet::new(),
+            budget,
+            full: false,
+            role_runs: 0,
+        }
+    }
+
     fn count(&self) -> usize {
         self.tasks.len() + self.handlers.len()
+    }
+
+    fn spent(&self) -> Spent {
+        Spent {
+            tasks: self.count(),
+            // The run that went past the budget did not happen.
+            role_runs: self.role_runs.min(self.budget.role_runs),
+            full: self.full,
+        }
     }
 }
 
@@ -305,7 +407,7 @@ pub fn build(
     loader: &Loader,
     opts: &BuildOptions<'_>,
 ) -> Project {
-    let shared_roles = Mutex::new(HashMap::new());
+    let shared_roles = SharedRoles::default();
     let mut b = Builder {
         root: root.to_path_buf(),
         loader,
@@ -316,8 +418,10 @@ pub fn build(
         unresolved: Vec::new(),
         diags: Vec::new(),
         reported: HashSet::new(),
+        speculation: None,
     };
     let mut entries = Vec::new();
+    let mut run = RunSpent::default();
     let playbooks: Vec<PathBuf> = if opts.playbooks.is_empty() {
         files
             .iter()
@@ -329,15 +433,24 @@ pub fn build(
         opts.playbooks.clone()
     };
     if playbooks.is_empty() {
-        for (name, path) in find_roles(root, &files) {
-            let mut state = PlayState {
-                layers: Vec::new(),
-                tasks: Vec::new(),
-                handlers: Vec::new(),
-                ran: HashSet::new(),
-                full: false,
-                role_runs: 0,
+        let roles = find_roles(root, &files);
+        for (i, (name, path)) in roles.iter().enumerate() {
+            let entry = RoleEntry {
+                name: name.clone(),
+                span: Span::file_start(loader.sources.add(path, "".into())),
+                when: Vec::new(),
+                vars: None,
+                params: None,
+                tags: Vec::new(),
+                tasks_from: None,
+                handlers_from: None,
             };
+            let budget = run.next();
+            if budget.is_empty() {
+                b.push_diag(run_spent_diag(entry.span, "role", roles.len() - i - 1));
+                break;
+            }
+            let mut state = PlayState::new(Vec::new(), budget);
             let ctx = Ctx {
                 conditions: Vec::new(),
                 scopes: Vec::new(),
@@ -351,17 +464,8 @@ pub fn build(
                 tags: Vec::new(),
                 duplicate: false,
             };
-            let entry = RoleEntry {
-                name: name.clone(),
-                span: Span::file_start(loader.sources.add(&path, "".into())),
-                when: Vec::new(),
-                vars: None,
-                params: None,
-                tags: Vec::new(),
-                tasks_from: None,
-                handlers_from: None,
-            };
-            b.run_role_at(&entry, &path, &ctx, &mut state);
+            b.run_role_at(&entry, path, &ctx, &mut state);
+            run.add(state.spent());
             entries.push(Entry {
                 span: Some(entry.span),
                 name: format!("role {name}"),
@@ -376,65 +480,27 @@ pub fn build(
             });
         }
     } else {
-        for pb in playbooks {
-            let mut specs = Vec::new();
-            b.expand_playbook(&pb, &[], &[], &mut Vec::new(), &mut specs, None);
-            // Each play is independent: expand them in parallel, each with its
-            // own builder, then merge in order.
-            let built: Vec<_> = specs
-                .par_iter()
-                .map(|spec| {
-                    let mut pb = Builder {
-                        root: b.root.clone(),
-                        loader,
-                        cfg: b.cfg.clone(),
-                        resolver: b.resolver,
-                        roles: HashMap::new(),
-                        shared_roles: &shared_roles,
-                        unresolved: Vec::new(),
-                        diags: Vec::new(),
-                        reported: HashSet::new(),
-                    };
-                    let play = pb.play(
-                        &spec.node,
-                        &spec.basedir,
-                        &spec.layers,
-                        &spec.when,
-                        &spec.stack,
-                    );
-                    (play, pb.diags, pb.unresolved, pb.roles)
-                })
-                .collect();
-            let mut plays = Vec::with_capacity(built.len());
-            for (play, diags, unresolved, roles) in built {
-                plays.push(play);
-                for d in diags {
-                    b.push_diag(d);
-                }
-                for u in unresolved {
-                    if !b
-                        .unresolved
-                        .iter()
-                        .any(|x| x.file == u.file && x.line == u.line && x.expr == u.expr)
-                    {
-                        b.unresolved.push(u);
-                    }
-                }
-                for (path, role) in roles {
-                    b.roles.entry(path).or_insert(role);
-                }
-            }
+        // The plays of every entry, in order, then expanded all together.
+        let mut specs = Vec::new();
+        let mut owners = Vec::new();
+        for (i, pb) in playbooks.iter().enumerate() {
+            b.expand_playbook(pb, &[], &[], &mut Vec::new(), &mut specs, None);
+            owners.resize(specs.len(), i);
             let span = loader
-                .yaml(&pb)
+                .yaml(pb)
                 .doc()
                 .and_then(Node::as_seq)
                 .and_then(|s| s.first())
                 .map(|n| n.span);
             entries.push(Entry {
                 span,
-                name: crate::source::display_path(root, &pb),
-                plays,
+                name: crate::source::display_path(root, pb),
+                plays: Vec::new(),
             });
+        }
+        let plays = b.plays(&specs, &mut run);
+        for (play, owner) in plays.into_iter().zip(owners) {
+            entries[owner].plays.push(play);
         }
     }
     let mut stats = Stats {
@@ -628,7 +694,74 @@ fn role_entry(node: &Node, origin: Origin) -> Option<RoleEntry> {
     }
 }
 
-impl Builder<'_> {
+/// The diagnostic of a play cut short by its budget: the per-play bound, or
+/// what the plays before it left of the run's.
+fn budget_diag(span: Span, budget: Budget, role_run: bool) -> Diagnostic {
+    let (message, help) = match (role_run, budget) {
+        (false, Budget { tasks, .. }) if tasks >= MAX_PLAY_TASKS => (
+            format!(
+                "this play expands to more than {MAX_PLAY_TASKS} tasks (imports or role dependencies fan out); the rest of the play is not analysed"
+            ),
+            "check for a file imported many times over, or a role dependency repeated at every level",
+        ),
+        (true, Budget { role_runs, .. }) if role_runs >= MAX_PLAY_TASKS => (
+            format!(
+                "this play runs roles more than {MAX_PLAY_TASKS} times (role dependencies fan out); the rest of the play is not analysed"
+            ),
+            "check for a role dependency repeated at every level",
+        ),
+        (false, Budget { tasks, .. }) => (
+            format!(
+                "the run reaches its bound of {MAX_RUN_TASKS} task instances in this play (all plays together; the plays before left this one {tasks}); the rest of this play and the plays after it are not analysed"
+            ),
+            RUN_SPENT_HELP,
+        ),
+        (true, Budget { role_runs, .. }) => (
+            format!(
+                "the run reaches its bound of {MAX_RUN_TASKS} role runs in this play (all plays together; the plays before left this one {role_runs}); the rest of this play and the plays after it are not analysed"
+            ),
+            RUN_SPENT_HELP,
+        ),
+    };
+    Diagnostic::error(code::YAML_LIMIT, span, message).with_help(help)
+}
+
+const RUN_SPENT_HELP: &str = "analyse fewer playbooks at a time with --playbook, or look for a file imported many times over or a role dependency repeated at every level in the plays before this one";
+
+/// The diagnostic at the first play (`noun` "play"; "role" in a tree without
+/// playbooks) left out because the run's budget ran out; `after` more are
+/// left out.
+fn run_spent_diag(span: Span, noun: &str, after: usize) -> Diagnostic {
+    let (which, them) = match after {
+        0 => (format!("this {noun} is"), "it"),
+        1 => (format!("this {noun} and the one after it are"), "them"),
+        n => (
+            format!("this {noun} and the {n} {noun}s after it are"),
+            "them",
+        ),
+    };
+    Diagnostic::error(
+        code::YAML_LIMIT,
+        span,
+        format!("{which} not analysed: the {noun}s before {them} already reach the bound of {MAX_RUN_TASKS} task instances (or role runs) for one run"),
+    )
+    .with_help(if noun == "role" {
+        "analyse fewer roles at a time (give one role's directory as the path), or look for a role dependency repeated at every level in the roles before this one"
+    } else {
+        RUN_SPENT_HELP
+    })
+}
+
+/// A play expanded by its own builder, with what that builder collected.
+struct Built {
+    play: Play,
+    spent: Spent,
+    diags: Vec<Diagnostic>,
+    unresolved: Vec<Unresolved>,
+    roles: HashMap<PathBuf, Arc<Role>>,
+}
+
+impl<'a> Builder<'a> {
     fn display(&self, p: &Path) -> String {
         crate::source::display_path(&self.root, p)
     }
@@ -671,6 +804,143 @@ impl Builder<'_> {
         l
     }
 
+    // ----- budgets ---------------------------------------------------------
+
+    /// A builder for one play, sharing this one's settings and role cache.
+    fn fork(&self) -> Builder<'a> {
+        Builder {
+            root: self.root.clone(),
+            loader: self.loader,
+            cfg: self.cfg.clone(),
+            resolver: self.resolver,
+            roles: HashMap::new(),
+            shared_roles: self.shared_roles,
+            unresolved: Vec::new(),
+            diags: Vec::new(),
+            reported: HashSet::new(),
+            speculation: None,
+        }
+    }
+
+    /// Expands one play with this (fresh) builder; `true` with it when the
+    /// builder gave up speculating and the result must be thrown away.
+    fn expand(mut self, spec: &PlaySpec, budget: Budget) -> (Built, bool) {
+        let (play, spent) = self.play(spec, budget);
+        let aborted = self.speculation.as_ref().is_some_and(|s| s.aborted);
+        let built = Built {
+            play,
+            spent,
+            diags: self.diags,
+            unresolved: self.unresolved,
+            roles: self.roles,
+        };
+        (built, aborted)
+    }
+
+    /// Expands the plays, in parallel, each with its own builder, and merges
+    /// them in order, each within what the plays before it left of
+    /// [`MAX_RUN_TASKS`]. Returns the plays expanded: all of them, or the
+    /// first ones when the run's budget ran out (reported at the first play
+    /// left out).
+    ///
+    /// A play's budget depends on what the plays before it used, unknown
+    /// while they expand in parallel. So each play is first expanded with the
+    /// budget of the first, and kept if its own budget builds the same (the
+    /// same budget, or one it never reached); else it is expanded again here,
+    /// in order, with its own. The parallel pass gives up once the run as a
+    /// whole is past the bound, so plays that all fan out cost about twice
+    /// the bound, not the per-play bound once per play. The result is the
+    /// same as expanding the plays one after the other, for any thread count.
+    fn plays(&mut self, specs: &[PlaySpec], run: &mut RunSpent) -> Vec<Play> {
+        let first = run.next();
+        let spent = AtomicUsize::new(0);
+        let cap = MAX_RUN_TASKS.saturating_sub(run.tasks.min(run.role_runs));
+        let this = &*self;
+        let speculative: Vec<Option<Built>> = specs
+            .par_iter()
+            .map(|spec| {
+                let mut w = this.fork();
+                w.speculation = Some(Speculation {
+                    spent: &spent,
+                    cap,
+                    counted: 0,
+                    aborted: false,
+                });
+                let (built, aborted) = w.expand(spec, first);
+                (!aborted).then_some(built)
+            })
+            .collect();
+        let mut plays = Vec::with_capacity(specs.len());
+        for (i, (spec, built)) in specs.iter().zip(speculative).enumerate() {
+            let budget = run.next();
+            if budget.is_empty() {
+                self.push_diag(run_spent_diag(spec.node.span, "play", specs.len() - i - 1));
+                break;
+            }
+            let built = match built.filter(|b| budget.same_as(first, &b.spent)) {
+                Some(b) => b,
+                None => self.fork().expand(spec, budget).0,
+            };
+            run.add(built.spent);
+            for d in built.diags {
+                self.push_diag(d);
+            }
+            for u in built.unresolved {
+                if !self
+                    .unresolved
+                    .iter()
+                    .any(|x| x.file == u.file && x.line == u.line && x.expr == u.expr)
+                {
+                    self.unresolved.push(u);
+                }
+            }
+            for (path, role) in built.roles {
+                self.roles.entry(path).or_insert(role);
+            }
+            plays.push(built.play);
+        }
+        plays
+    }
+
+    /// Whether the play must stop expanding: it is full, it gave up
+    /// speculating, or it just went past its budget of tasks (or, with
+    /// `role_run`, of role runs), reported at `span`.
+    fn must_stop(&mut self, state: &mut PlayState, span: Span, role_run: bool) -> bool {
+        if state.full {
+            return true;
+        }
+        if self.speculation_over(state) {
+            state.full = true;
+            return true;
+        }
+        let over = if role_run {
+            state.role_runs > state.budget.role_runs
+        } else {
+            state.count() >= state.budget.tasks
+        };
+        if over {
+            state.full = true;
+            self.push_diag(budget_diag(span, state.budget, role_run));
+        }
+        over
+    }
+
+    /// While speculating: adds what the play built since the last call to
+    /// the run's counter; `true` once the run is past its cap.
+    fn speculation_over(&mut self, state: &PlayState) -> bool {
+        let Some(s) = self.speculation.as_mut() else {
+            return false;
+        };
+        if !s.aborted {
+            let now = state.count() + state.role_runs;
+            let new = now.saturating_sub(s.counted);
+            s.counted = now;
+            let total = s.spent.fetch_add(new, Ordering::Relaxed) + new;
+            s.aborted = total > s.cap;
+        }
+        s.aborted
+    }
+
     // ----- playbooks -------------------------------------------------------
 
     fn expand_playbook(
@@ -709,7 +979,8 @@ impl Builder<'_> {
                     code::SHAPE,
                     Span::file_start(loaded.id),
                     "empty playbook",
-                ));
+                )
+                .with_help("write at least one play (`- hosts: ...`) in it, or stop importing it (or passing it with --playbook)"));
             }
             return;
         };
@@ -804,14 +1075,15 @@ impl Builder<'_> {
         stack.pop();
     }
 
-    fn play(
-        &mut self,
-        node: &Node,
-        basedir: &Path,
-        inherited_layers: &[Arc<VarLayer>],
-        inherited_when: &[Condition],
-        stack: &[PathBuf],
-    ) -> Play {
+    /// Expands one play within `budget`.
+    fn play(&mut self, spec: &PlaySpec, budget: Budget) -> (Play, Spent) {
+        let PlaySpec {
+            node,
+            basedir,
+            layers: inherited_layers,
+            when: inherited_when,
+            stack,
+        } = spec;
         let hosts = match node.get("hosts").map(|h| &h.value) {
             Some(Value::Seq(items)) => items
                 .iter()
@@ -823,14 +1095,7 @@ impl Builder<'_> {
                 .and_then(Node::scalar_text)
                 .unwrap_or_default(),
         };
-        let mut state = PlayState {
-            layers: inherited_layers.to_vec(),
-            tasks: Vec::new(),
-            handlers: Vec::new(),
-            ran: HashSet::new(),
-            full: false,
-            role_runs: 0,
-        };
+        let mut state = PlayState::new(inherited_layers.clone(), budget);
         if let Some(v) = node.get("vars")
             && v.as_map().is_some()
         {
@@ -863,7 +1128,8 @@ impl Builder<'_> {
                         code::INCLUDE_NOT_FOUND,
                         f.span,
                         format!("vars file `{name}` not found"),
-                    ));
+                    )
+                    .with_help("vars_files paths are relative to the playbook's directory; fix the path or create the file"));
                     continue;
                 }
                 let l = self.load(&p);
@@ -901,11 +1167,12 @@ impl Builder<'_> {
                 continue;
             }
             let Some(items) = list.as_seq() else {
-                self.push_diag(Diagnostic::error(
-                    code::SHAPE,
-                    list.span,
-                    format!("`{key}` must be a list"),
-                ));
+                self.push_diag(
+                    Diagnostic::error(code::SHAPE, list.span, format!("`{key}` must be a list"))
+                        .with_help(format!(
+                            "write `{key}:` as a list, one `- ...` item per entry"
+                        )),
+                );
                 continue;
             };
             let ctx = Ctx {
@@ -948,33 +1215,25 @@ impl Builder<'_> {
                 s
             }
         };
-        Play {
-            name: node.get("name").and_then(Node::scalar_text).map(render),
-            hosts: render(hosts),
+        let name = node.get("name").and_then(Node::scalar_text).map(render);
+        let hosts = render(hosts);
+        let spent = state.spent();
+        let play = Play {
+            name,
+            hosts,
             span: node.span,
             layers: state.layers,
             tasks: state.tasks,
             handlers: state.handlers,
-        }
+        };
+        (play, spent)
     }
 
     // ----- task lists ------------------------------------------------------
 
     fn expand_items(&mut self, items: &[Node], ctx: &Ctx, state: &mut PlayState) {
         for item in items {
-            if state.full {
-                return;
-            }
-            if state.count() >= MAX_PLAY_TASKS {
-                state.full = true;
-                self.push_diag(
-                    Diagnostic::error(
-                        code::YAML_LIMIT,
-                        item.span,
-                        format!("this play expands to more than {MAX_PLAY_TASKS} tasks (imports or role dependencies fan out); the rest of the play is not analysed"),
-                    )
-                    .with_help("check for a file imported many times over, or a role dependency repeated at every level"),
-                );
+            if self.must_stop(state, item.span, false) {
                 return;
             }
             let mut local = Vec::new();
@@ -1031,7 +1290,8 @@ impl Builder<'_> {
                 code::SHAPE,
                 t.action_span,
                 "import_playbook is only allowed at the top level of a playbook",
-            ));
+            )
+            .with_help("move it to the top level of the playbook, between plays; inside a play, use import_tasks or include_tasks"));
             return;
         }
         let mut inner = ctx.clone();
@@ -1225,7 +1485,8 @@ impl Builder<'_> {
                     "recursive include_tasks of {}: followed once; at run time it repeats while its conditions hold",
                     self.display(path)
                 ),
-            ));
+            )
+            .with_help("make sure the include's `when` ends the recursion; its tasks are listed once"));
             return true;
         }
         if ctx.stack.contains(&key) {
@@ -1247,7 +1508,8 @@ impl Builder<'_> {
                 code::INCLUDE_CYCLE,
                 from,
                 format!("includes nested deeper than {MAX_INCLUDE_DEPTH}; not followed"),
-            ));
+            )
+            .with_help("shorten the chain of includes; a chain this deep is usually a recursion through several files"));
             return false;
         }
         let loaded = self.load(path);
@@ -1391,7 +1653,8 @@ impl Builder<'_> {
                         Severity::Info,
                         entry.span,
                         format!("role `{name}` comes from a collection that is not in the tree; not analysed"),
-                    ));
+                    )
+                    .with_help("to check the role's tasks too, run preflint on the collection's source tree"));
                     self.unresolved(
                         "role",
                         &name,
@@ -1458,10 +1721,18 @@ impl Builder<'_> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .get(path)
             .cloned();
-        if let Some(r) = shared {
+        if let Some((r, diags)) = shared {
+            for d in diags {
+                self.push_diag(d);
+            }
             self.roles.insert(path.to_path_buf(), Arc::clone(&r));
             return r;
         }
+        // What reading the role reports is kept with it and replayed by every
+        // builder that uses it: which play reads a role first is a matter of
+        // thread timing, and a play's diagnostics may be thrown away.
+        let outer_diags = std::mem::take(&mut self.diags);
+        let outer_reported = std::mem::take(&mut self.reported);
         let defaults = self.role_vars_dir(
             &path.join("defaults"),
             LayerKind::RoleDefaults { role: name.into() },
@@ -1486,11 +1757,14 @@ impl Builder<'_> {
                     for d in deps {
                         match role_entry(d, Origin::Role) {
                             Some(e) => dependencies.push(e),
-                            None => self.push_diag(Diagnostic::error(
-                                code::SHAPE,
-                                d.span,
-                                "a dependency needs `role:` or `name:`",
-                            )),
+                            None => self.push_diag(
+                                Diagnostic::error(
+                                    code::SHAPE,
+                                    d.span,
+                                    "a dependency needs `role:` or `name:`",
+                                )
+                                .with_help("write the dependency as `- role: name` or `- name`"),
+                            ),
                         }
                     }
                 }
@@ -1504,12 +1778,17 @@ impl Builder<'_> {
             dependencies,
             allow_duplicates,
         });
+        let diags = std::mem::replace(&mut self.diags, outer_diags);
+        self.reported = outer_reported;
+        for d in &diags {
+            self.push_diag(d.clone());
+        }
         self.roles.insert(path.to_path_buf(), Arc::clone(&role));
         self.shared_roles
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .entry(path.to_path_buf())
-            .or_insert_with(|| Arc::clone(&role));
+            .or_insert_with(|| (Arc::clone(&role), diags));
         role
     }
 
@@ -1562,7 +1841,8 @@ impl Builder<'_> {
                         code::SHAPE,
                         doc.span,
                         "a vars file must be a mapping",
-                    ));
+                    )
+                    .with_help("write the variables as `name: value` pairs at the top level of the file"));
                 }
             }
         }
@@ -1570,20 +1850,12 @@ impl Builder<'_> {
     }
 
     fn run_role_at(&mut self, entry: &RoleEntry, path: &Path, ctx: &Ctx, state: &mut PlayState) {
+        if state.full {
+            return;
+        }
         // Role dependencies can fan out without producing tasks: count runs too.
         state.role_runs += 1;
-        if state.full || state.role_runs > MAX_PLAY_TASKS {
-            if !state.full {
-                state.full = true;
-                self.push_diag(
-                    Diagnostic::error(
-                        code::YAML_LIMIT,
-                        entry.span,
-                        format!("this play runs roles more than {MAX_PLAY_TASKS} times (role dependencies fan out); the rest of the play is not analysed"),
-                    )
-                    .with_help("check for a role dependency repeated at every level"),
-                );
-            }
+        if self.must_stop(state, entry.span, true) {
             return;
         }
         let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
@@ -1665,7 +1937,8 @@ impl Builder<'_> {
                 code::INCLUDE_NOT_FOUND,
                 entry.span,
                 format!("tasks_from `{stem}` not found in role `{}`", entry.name),
-            )),
+            )
+            .with_help("tasks_from names a file in the role's tasks/ directory, with or without .yml; check the name")),
             None => {}
         }
         let hstem = entry.handlers_from.as_deref().unwrap_or("main");
@@ -1678,6 +1951,72 @@ impl Builder<'_> {
                 ..inner.clone()
             };
             self.tasks_file(&h, entry.span, &hctx, state, false);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spent(tasks: usize, role_runs: usize, full: bool) -> Spent {
+        Spent {
+            tasks,
+            role_runs,
+            full,
+        }
+    }
+
+    #[test]
+    fn plays_take_the_run_budget_in_order() {
+        let play = Budget {
+            tasks: MAX_PLAY_TASKS,
+            role_runs: MAX_PLAY_TASKS,
+        };
+        let mut run = RunSpent::default();
+        assert_eq!(run.next(), play);
+        run.add(spent(30_000, 10, false));
+        assert_eq!(run.next(), play);
+        run.add(spent(MAX_PLAY_TASKS, 10, true));
+        assert_eq!(
+            run.next(),
+            Budget {
+                tasks: MAX_RUN_TASKS - 30_000 - MAX_PLAY_TASKS,
+                role_runs: MAX_PLAY_TASKS,
+            }
+        );
+        run.add(spent(MAX_RUN_TASKS - 30_000 - MAX_PLAY_TASKS + 1, 0, true));
+        assert!(run.next().is_empty(), "an overshoot spends it all");
+    }
+
+    #[test]
+    fn a_speculative_play_is_kept_only_if_its_own_budget_builds_the_same() {
+        let wide = Budget {
+            tasks: MAX_PLAY_TASKS,
+            role_runs: MAX_PLAY_TASKS,
+        };
+        let narrow = Budget {
+            tasks: 1_000,
+            role_runs: 500,
+        };
+        assert!(narrow.same_as(wide, &spent(999, 500, false)));
+        assert!(!narrow.same_as(wide, &spent(1_000, 3, false)), "reached");
+        assert!(!narrow.same_as(wide, &spent(3, 501, false)), "past");
+        assert!(!narrow.same_as(wide, &spent(10, 3, true)), "cut");
+        assert!(wide.same_as(wide, &spent(MAX_PLAY_TASKS, 3, true)));
+    }
+
+    #[test]
+    fn the_first_play_left_out_says_how_many_follow() {
+        let span = Span::file_start(crate::source::FileId(0));
+        for (after, text) in [
+            (0, "this play is not analysed"),
+            (1, "this play and the one after it are not analysed"),
+            (37, "this play and the 37 plays after it are not analysed"),
+        ] {
+            let d = run_spent_diag(span, "play", after);
+            assert!(d.message.starts_with(text), "{}", d.message);
+            assert!(d.help.is_some_and(|h| h.contains("--playbook")));
         }
     }
 }
