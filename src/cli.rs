@@ -101,6 +101,12 @@ pub struct CommonArgs {
     /// pattern names a group. Example: -i inventory/sample/hosts.yaml
     #[arg(long = "inventory", short = 'i', value_name = "INVENTORY")]
     pub inventory: Option<PathBuf>,
+
+    /// Stop reading files once this many MiB were read in the run (files past
+    /// it are reported as load-file-too-large, in sorted path order). The
+    /// model takes about 15 MB of memory per MB of YAML. Example: --max-total-mib 512
+    #[arg(long = "max-total-mib", value_name = "MIB", default_value_t = crate::load::MAX_TOTAL_SIZE / (1024 * 1024), value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub max_total_mib: u64,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]

@@ -15,11 +15,12 @@ use std::sync::{Arc, Mutex};
 
 /// Largest file preflint reads (bytes); larger files get a diagnostic.
 pub const MAX_FILE_SIZE: u64 = 8 * 1024 * 1024;
-/// Most bytes read in one run, all files together (about 30 times
-/// kubespray's YAML); files past it get a diagnostic. Admission follows the
-/// sorted discovery order, then the order the model reaches files, so the
-/// same files are kept on every run.
-pub const MAX_TOTAL_SIZE: u64 = 32 * 1024 * 1024;
+/// Most bytes read in one run by default, all files together (about 100
+/// times kubespray's YAML; the model takes about 15 bytes of memory per byte
+/// of YAML); files past it get a diagnostic. `--max-total-mib` changes it.
+/// Admission follows the sorted discovery order, then the order the model
+/// reaches files, so the same files are kept on every run.
+pub const MAX_TOTAL_SIZE: u64 = 128 * 1024 * 1024;
 
 /// A file after reading and, for YAML, parsing.
 #[derive(Debug)]
@@ -49,8 +50,9 @@ impl Loaded {
 pub struct Loader {
     pub sources: Arc<SourceMap>,
     cache: Mutex<HashMap<PathBuf, Arc<Loaded>>>,
-    /// Bytes still allowed by [`MAX_TOTAL_SIZE`].
+    /// Bytes still allowed by the run's total (default [`MAX_TOTAL_SIZE`]).
     budget: Mutex<u64>,
+    total: u64,
 }
 
 /// Whether a file may be read: within the total budget, or why not.
@@ -64,10 +66,17 @@ enum Admission {
 impl Loader {
     #[must_use]
     pub fn new(sources: Arc<SourceMap>) -> Self {
+        Self::with_total(sources, MAX_TOTAL_SIZE)
+    }
+
+    /// A loader that reads at most `total` bytes of files in the run.
+    #[must_use]
+    pub fn with_total(sources: Arc<SourceMap>, total: u64) -> Self {
         Loader {
             sources,
             cache: Mutex::new(HashMap::new()),
-            budget: Mutex::new(MAX_TOTAL_SIZE),
+            budget: Mutex::new(total),
+            total,
         }
     }
 
@@ -209,10 +218,13 @@ impl Loader {
                     code::TOO_LARGE,
                     Span::file_start(id),
                     format!(
-                        "the files read so far total over {MAX_TOTAL_SIZE} bytes; this one is not analysed"
+                        "the files read so far total over {} bytes; this one is not analysed",
+                        self.total
                     ),
                 )
-                .with_help("exclude large files that are not Ansible content with --exclude"),
+                .with_help(
+                    "exclude large files that are not Ansible content with --exclude, or raise --max-total-mib",
+                ),
             );
         }
         let bytes = match read_at_most(path, MAX_FILE_SIZE) {
@@ -363,9 +375,10 @@ mod tests {
                 p
             })
             .collect();
-        let l = loader(dir.path());
+        let total = 32 * 1024 * 1024;
+        let l = Loader::with_total(Arc::new(SourceMap::new(dir.path())), total);
         l.preload(&paths, false);
-        let fits = usize::try_from(MAX_TOTAL_SIZE / big.len() as u64).unwrap();
+        let fits = usize::try_from(total / big.len() as u64).unwrap();
         for (i, p) in paths.iter().enumerate() {
             let f = l.yaml(p);
             assert_eq!(f.text.is_some(), i < fits, "{i}");

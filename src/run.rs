@@ -153,7 +153,7 @@ pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
     let excludes = Excludes::new(&exclude_list);
 
     let files = discover::discover(&root, &excludes, &sources, &mut diags);
-    let loader = Loader::new(Arc::clone(&sources));
+    let loader = Loader::with_total(Arc::clone(&sources), common.max_total_mib * 1024 * 1024);
     let yaml_paths: Vec<PathBuf> = files
         .iter()
         .filter(|f| f.kind.is_yaml())

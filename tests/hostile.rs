@@ -278,7 +278,8 @@ fn fifty_megabyte_file_is_refused_before_reading() {
 #[test]
 fn bytes_read_per_run_are_bounded() {
     // Five files of 7.5 MiB each (comments: quick to parse): the first four
-    // fit in the 32 MiB a run reads, the fifth is refused, on every run.
+    // fit in 32 MiB (`--max-total-mib 32`; the default, 128, is the same code
+    // path with more bytes), the fifth is refused, on every run.
     let dir = temp_copy("huge-file");
     let defaults = dir.path().join("roles/huge/defaults/main");
     std::fs::create_dir_all(&defaults).expect("mkdir");
@@ -287,7 +288,7 @@ fn bytes_read_per_run_are_bounded() {
     for i in 1..=5 {
         std::fs::write(defaults.join(format!("{i:02}.yml")), &text).expect("write");
     }
-    let r = reports(dir.path());
+    let r = reports_with(dir.path(), &["--max-total-mib", "32"]);
     let msg = r.assert_diag(
         "load-file-too-large",
         "roles/huge/defaults/main/05.yml",
