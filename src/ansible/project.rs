@@ -268,6 +268,7 @@ struct Builder<'a> {
     /// Roles already read by any builder of this run (plays expand in
     /// parallel; each role's files are read and indexed once).
     shared_roles: &'a SharedRoles,
+    shared_tasks: &'a SharedTasks,
     unresolved: Vec<Unresolved>,
     diags: Vec<Diagnostic>,
     reported: HashSet<(String, u32, u32, &'static str)>,
@@ -279,6 +280,12 @@ struct Builder<'a> {
 /// (replayed by every builder that uses the role, so that they do not depend
 /// on which play read it first).
 type SharedRoles = Mutex<HashMap<PathBuf, (Arc<Role>, Vec<Diagnostic>)>>;
+
+/// Tasks already read from their YAML node, by the node's address and span
+/// (every node comes from a file the loader keeps for the whole run, or a
+/// play spec alive for the whole build), with the diagnostics reading gave:
+/// a role used by many plays is read once.
+type SharedTasks = Mutex<HashMap<(usize, Span), (Arc<Task>, Vec<Diagnostic>)>>;
 
 /// A play expanded in parallel before the plays ahead of it are known: it
 /// counts what it builds into a counter shared by the run, and gives up (its
@@ -408,6 +415,7 @@ pub fn build(
     opts: &BuildOptions<'_>,
 ) -> Project {
     let shared_roles = SharedRoles::default();
+    let shared_tasks = SharedTasks::default();
     let mut b = Builder {
         root: root.to_path_buf(),
         loader,
@@ -415,6 +423,7 @@ pub fn build(
         resolver: opts.resolver,
         roles: HashMap::new(),
         shared_roles: &shared_roles,
+        shared_tasks: &shared_tasks,
         unresolved: Vec::new(),
         diags: Vec::new(),
         reported: HashSet::new(),
@@ -815,6 +824,7 @@ impl<'a> Builder<'a> {
             resolver: self.resolver,
             roles: HashMap::new(),
             shared_roles: self.shared_roles,
+            shared_tasks: self.shared_tasks,
             unresolved: Vec::new(),
             diags: Vec::new(),
             reported: HashSet::new(),
@@ -1236,10 +1246,24 @@ impl<'a> Builder<'a> {
             if self.must_stop(state, item.span, false) {
                 return;
             }
+            let key = (std::ptr::from_ref(item) as usize, item.span);
+            let known = self
+                .shared_tasks
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&key)
+                .cloned();
+            if let Some((t, diags)) = known {
+                for d in diags {
+                    self.push_diag(d);
+                }
+                self.task(t, ctx, state);
+                continue;
+            }
             let mut local = Vec::new();
             let parsed = task::read_item(item, &mut local);
-            for d in local {
-                self.push_diag(d);
+            for d in &local {
+                self.push_diag(d.clone());
             }
             match parsed {
                 Err(d) => self.push_diag(*d),
@@ -1263,12 +1287,20 @@ impl<'a> Builder<'a> {
                         self.expand_items(list, &c, state);
                     }
                 }
-                Ok(Item::Task(t)) => self.task(*t, ctx, state),
+                Ok(Item::Task(t)) => {
+                    let t: Arc<Task> = Arc::from(t);
+                    self.shared_tasks
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .entry(key)
+                        .or_insert_with(|| (Arc::clone(&t), local));
+                    self.task(t, ctx, state);
+                }
             }
         }
     }
 
-    fn task(&mut self, t: Task, ctx: &Ctx, state: &mut PlayState) {
+    fn task(&mut self, t: Arc<Task>, ctx: &Ctx, state: &mut PlayState) {
         let mut scopes = ctx.scopes.clone();
         if let Some(v) = t.vars.as_ref().filter(|v| v.as_map().is_some()) {
             let kind = if t.include.is_some() {
@@ -1386,13 +1418,13 @@ impl<'a> Builder<'a> {
 
     fn emit(
         &mut self,
-        t: Task,
+        t: Arc<Task>,
         ctx: &Ctx,
         scopes: Vec<Arc<VarLayer>>,
         state: &mut PlayState,
         include: Option<bool>,
     ) {
-        let inst = self.instance(Arc::new(t), ctx, scopes, include, &state.layers);
+        let inst = self.instance(t, ctx, scopes, include, &state.layers);
         if ctx.section == Section::Handlers {
             state.handlers.push(inst);
         } else {
@@ -1924,7 +1956,7 @@ impl<'a> Builder<'a> {
         let tasks_dir = path.join("tasks");
         let stem = entry.tasks_from.as_deref().unwrap_or("main");
         if let Some(t) = self.argument_spec_task(path, stem) {
-            self.emit(t, &inner, inner.scopes.clone(), state, None);
+            self.emit(Arc::new(t), &inner, inner.scopes.clone(), state, None);
         }
         let tasks_file = yaml_candidates(&tasks_dir, stem)
             .into_iter()
