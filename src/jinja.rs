@@ -285,57 +285,70 @@ fn parseable(src: &str) -> bool {
         return false;
     }
     // Brackets inside string literals are skipped; template text outside
-    // `{{ }}` is counted too, which only errs on the safe side.
+    // `{{ }}` is counted too, which only errs on the safe side. Every
+    // character looked at is ASCII, so bytes are scanned (the bytes of a
+    // multi-byte character never equal an ASCII one).
+    let bytes = src.as_bytes();
     let (mut depth, mut quote, mut escaped) = (0usize, None, false);
-    let (mut operators, mut word) = (0usize, String::new());
+    let (mut operators, mut word_start) = (0usize, None::<usize>);
     // In a template only the code between delimiters is parsed as expressions.
     let templated = src.contains("{{") || src.contains("{%");
     let mut inside = !templated;
-    let mut prev = '\0';
-    for c in src.chars() {
+    let mut prev = 0u8;
+    for (i, &c) in bytes.iter().enumerate() {
         if templated && quote.is_none() {
-            if prev == '{' && (c == '{' || c == '%') {
+            if prev == b'{' && (c == b'{' || c == b'%') {
                 inside = true;
-            } else if (prev == '}' || prev == '%') && c == '}' {
+            } else if (prev == b'}' || prev == b'%') && c == b'}' {
                 inside = false;
             }
         }
         prev = c;
         if quote.is_none() && inside {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                word.push(c);
+            if c.is_ascii_alphanumeric() || c == b'_' {
+                word_start.get_or_insert(i);
             } else {
-                if matches!(word.as_str(), "and" | "or" | "not" | "in" | "is" | "if") {
+                if let Some(start) = word_start.take()
+                    && matches!(
+                        &bytes[start..i],
+                        b"and" | b"or" | b"not" | b"in" | b"is" | b"if"
+                    )
+                {
                     operators += 1;
                 }
-                word.clear();
-                if matches!(c, '|' | '~' | '+' | '-' | '*' | '/' | '<' | '>' | '=' | '!') {
+                if matches!(
+                    c,
+                    b'|' | b'~' | b'+' | b'-' | b'*' | b'/' | b'<' | b'>' | b'=' | b'!'
+                ) {
                     operators += 1;
                 }
             }
             if operators > MAX_OPERATORS {
                 return false;
             }
+        } else {
+            // The word ends where the code does (a quote or a delimiter).
+            word_start = None;
         }
         match quote {
             Some(q) => {
                 if escaped {
                     escaped = false;
-                } else if c == '\\' {
+                } else if c == b'\\' {
                     escaped = true;
                 } else if c == q {
                     quote = None;
                 }
             }
             None => match c {
-                '\'' | '"' => quote = Some(c),
-                '(' | '[' | '{' => {
+                b'\'' | b'"' => quote = Some(c),
+                b'(' | b'[' | b'{' => {
                     depth += 1;
                     if depth > MAX_BRACKET_DEPTH {
                         return false;
                     }
                 }
-                ')' | ']' | '}' => depth = depth.saturating_sub(1),
+                b')' | b']' | b'}' => depth = depth.saturating_sub(1),
                 _ => {}
             },
         }

@@ -163,7 +163,7 @@ impl PlayVars {
             all.push((30, usize::MAX, k.as_str(), d));
         }
         all.sort_by_key(|a| (a.0, a.1));
-        let mut defs: HashMap<String, Vec<DefRef>> = HashMap::new();
+        let mut defs: HashMap<String, Vec<DefRef>> = HashMap::with_capacity(all.len());
         for (_, _, name, d) in all {
             match defs.get_mut(name) {
                 Some(v) => v.push(d),

@@ -67,7 +67,8 @@ fn resolve(p: &str, dir: &Path) -> PathBuf {
 
 /// `$VAR` and `${VAR}` as `os.path.expandvars` does: unknown names stay as written.
 fn expand_vars(s: &str) -> String {
-    let re = regex::Regex::new(r"\$(\w+|\{[^}]*\})").expect("static regex");
+    static VAR: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = VAR.get_or_init(|| regex::Regex::new(r"\$(\w+|\{[^}]*\})").expect("static regex"));
     re.replace_all(s, |c: &regex::Captures<'_>| {
         let name = c[1].trim_start_matches('{').trim_end_matches('}');
         std::env::var(name).unwrap_or_else(|_| c[0].to_string())

@@ -24,11 +24,16 @@ use std::collections::BTreeSet;
 /// Ansible's Jinja environment: `trim_blocks` on; trailing newlines are
 /// restored after rendering (see [`restore_newlines`]).
 pub(crate) fn syntax() -> SyntaxConfig {
-    SyntaxConfig::builder()
-        .trim_blocks(true)
-        .keep_trailing_newline(false)
-        .build()
-        .unwrap_or_default()
+    static SYNTAX: std::sync::OnceLock<SyntaxConfig> = std::sync::OnceLock::new();
+    SYNTAX
+        .get_or_init(|| {
+            SyntaxConfig::builder()
+                .trim_blocks(true)
+                .keep_trailing_newline(false)
+                .build()
+                .unwrap_or_default()
+        })
+        .clone()
 }
 
 pub(crate) fn render(template: &str, vars: &dyn VarSource) -> Rendered {
