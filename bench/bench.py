@@ -423,13 +423,22 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
     rows: list[Row] = []
     say("preflint:")
     pb = ["--playbook", str(playbook)] if playbook else []
+    # With PLAYBOOK: each command on that entry playbook; and check and
+    # who-fixes as users run them on a checkout, with no --playbook (every
+    # top-level playbook: 8 on kubespray).
     commands = [
         ("tasks", ["tasks", *pb, str(tree)]),
         ("who-fixes", ["who-fixes", *pb, str(tree)]),
-        ("check", ["check", str(tree)]),
+        ("check", ["check", *pb, str(tree)]),
     ]
+    if pb:
+        commands += [
+            ("who-fixes (all)", ["who-fixes", str(tree)]),
+            ("check (all)", ["check", str(tree)]),
+        ]
     pf = {}
-    for sub, argv in commands:
+    for key, argv in commands:
+        sub = argv[0]
         name = f"preflint {' '.join(a if a != str(tree) else 'TREE' for a in argv)}"
         if not has_subcommand(preflint, sub):
             say(f"  {name}: not implemented yet (`preflint {sub} --help` fails)")
@@ -439,7 +448,7 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
         lines = r.first_stdout.count(b"\n")
         r.note = join_notes(r.note, f"{lines} output lines")
         rows.append(r)
-        pf[sub] = r
+        pf[key] = r
 
     say("Floors:")
     cmd, shown = read_floor_cmd(tree)
@@ -469,7 +478,8 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
         baseline_rows = run_baselines(args, tree, playbook, tmp, user_cache, notes)
         rows += baseline_rows
 
-    ref_name = next((s for s in ("check", "who-fixes", "tasks") if s in pf and pf[s].ok), None)
+    # ansible-lint lints the whole tree: compared with check on the whole tree.
+    ref_name = next((s for s in ("check (all)", "check", "who-fixes", "tasks") if s in pf and pf[s].ok), None)
     ref = pf[ref_name].median if ref_name else None
 
     say()
@@ -494,7 +504,7 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
     say(f"- median/min/max over the runs; preflint and floor rows had 1 extra unmeasured warm-up run, "
         f"baseline rows none (ansible-lint ran {args.baseline_runs} time(s): --baseline-runs).")
     say("- preflint exit codes are ignored (1 means findings); baseline tools ran in a copy of the tree.")
-    if ref_name and ref_name != "check":
+    if ref_name and not ref_name.startswith("check"):
         say(f"- speed-up reference is `preflint {ref_name}` because "
             f"{'check is' if ref_name == 'who-fixes' else 'check and who-fixes are'} not implemented yet.")
     if floor_par is None:
@@ -505,9 +515,12 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
     say()
     say("Targets (informational, this run only; the exit code is 0 regardless):")
     al = next((r for r in baseline_rows if r.name.startswith("ansible-lint") and r.ok), None)
-    for sub in ("check", "who-fixes"):
+    for sub in ("check", "who-fixes", "check (all)", "who-fixes (all)"):
+        if sub.endswith("(all)") and sub not in pf:
+            continue
         r = pf.get(sub)
-        label = f"preflint {sub}"
+        label = (f"preflint {sub.split()[0]} TREE (every top-level playbook)" if sub.endswith("(all)")
+                 else f"preflint {sub}{' --playbook ' + str(playbook) if playbook else ''}")
         stand_in = pf.get("tasks")
         if r is None or not r.ok:
             extra = ""
