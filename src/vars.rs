@@ -83,6 +83,29 @@ pub struct PlayVars {
     /// block, include or role-parameter scope, no loop item): the same for
     /// every such task of the play, so rendered once.
     shared: Mutex<HashMap<String, Arc<Shared>>>,
+    /// Results shared with the other plays of the run.
+    run: Option<Arc<RunShared>>,
+}
+
+/// Play-level resolutions shared by all the plays of a run. A play takes
+/// one when every name it rests on has the same winning definition there
+/// (the same entry of the same shared layer, e.g. a role's defaults) and is
+/// registered or not alike: its value is then the same.
+#[derive(Default)]
+pub struct RunShared(Mutex<HashMap<String, Vec<Variant>>>);
+
+/// A result and what each name it rests on stood on where it was computed.
+type Variant = (Arc<Shared>, Vec<Ident>);
+
+/// Most variants of one name kept in [`RunShared`].
+const MAX_RUN_VARIANTS: usize = 8;
+
+/// What a name stands on in one play: its winning static definition (layer
+/// address and entry; `usize::MAX` for extra vars) and whether it is registered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ident {
+    def: Option<(usize, usize)>,
+    registered: bool,
 }
 
 /// Where one definition is: entry `pair` of layer `layer`, or extra var `pair`.
@@ -196,6 +219,7 @@ impl PlayVars {
             registered,
             set_facts,
             shared: Mutex::new(HashMap::new()),
+            run: None,
         }
     }
 
@@ -221,6 +245,66 @@ impl PlayVars {
                     value: v.clone(),
                 }
             }
+        }
+    }
+
+    /// Shares play-level results with the other plays holding `run`.
+    #[must_use]
+    pub fn with_run(mut self, run: Arc<RunShared>) -> Self {
+        self.run = Some(run);
+        self
+    }
+
+    /// What `name` stands on in this play; `None` when `set_fact` sets it
+    /// (its value depends on the play's tasks).
+    fn ident(&self, name: &str) -> Option<Ident> {
+        if self.set_facts.contains_key(name) {
+            return None;
+        }
+        let def = self.refs(name).last().map(|d| match d.layer {
+            Some(l) => (Arc::as_ptr(&self.layers[l]) as usize, d.pair),
+            None => (usize::MAX, d.pair),
+        });
+        Some(Ident {
+            def,
+            registered: self.registered.contains_key(name),
+        })
+    }
+
+    /// A result another play computed that holds here, if any.
+    fn taken_from_run(&self, name: &str, fits: impl Fn(&Shared) -> bool) -> Option<Arc<Shared>> {
+        let run = self.run.as_ref()?;
+        let variants = run
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)?
+            .clone();
+        variants.into_iter().find_map(|(entry, idents)| {
+            let same = entry
+                .deps
+                .iter()
+                .zip(&idents)
+                .all(|(d, id)| self.ident(d) == Some(*id));
+            (same && fits(&entry)).then_some(entry)
+        })
+    }
+
+    /// Offers a play-level result to the other plays of the run.
+    fn offer_to_run(&self, name: &str, entry: &Arc<Shared>) {
+        let Some(run) = &self.run else { return };
+        let Some(idents) = entry
+            .deps
+            .iter()
+            .map(|d| self.ident(d))
+            .collect::<Option<Vec<Ident>>>()
+        else {
+            return;
+        };
+        let mut map = run.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let variants = map.entry(name.to_string()).or_default();
+        if variants.len() < MAX_RUN_VARIANTS && !variants.iter().any(|(_, i)| *i == idents) {
+            variants.push((Arc::clone(entry), idents));
         }
     }
 
@@ -339,7 +423,7 @@ pub struct TaskVars<'a> {
 
 /// A resolution and what it rests on.
 #[derive(Debug)]
-struct Shared {
+pub struct Shared {
     resolved: Arc<Resolved>,
     /// Every name consulted (the name itself first), sorted after it.
     deps: Vec<String>,
@@ -474,9 +558,20 @@ impl<'a> TaskVars<'a> {
         let depth = self.stack.borrow().len();
         // Taken only where computing it afresh would give the same: no name
         // it rests on is the task's own, and the depth guard would not cut it.
-        if let Some(r) =
-            shared.filter(|r| depth + r.depth <= MAX_RENDER_DEPTH && self.sees_as_play(&r.deps))
-        {
+        let fits = |r: &Shared| depth + r.depth <= MAX_RENDER_DEPTH && self.sees_as_play(&r.deps);
+        if let Some(r) = shared.filter(|r| fits(r)) {
+            self.cache
+                .borrow_mut()
+                .insert(name.to_string(), Arc::clone(&r));
+            return self.reuse(&r);
+        }
+        if let Some(r) = self.play.taken_from_run(name, fits) {
+            self.play
+                .shared
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(name.to_string())
+                .or_insert_with(|| Arc::clone(&r));
             self.cache
                 .borrow_mut()
                 .insert(name.to_string(), Arc::clone(&r));
@@ -543,6 +638,7 @@ impl<'a> TaskVars<'a> {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .insert(name.to_string(), Arc::clone(&entry));
+            self.play.offer_to_run(name, &entry);
         }
         self.cache.borrow_mut().insert(name.to_string(), entry);
         if self.stack.borrow().is_empty() {
@@ -852,5 +948,40 @@ mod tests {
         assert_eq!(alone, vec![None]);
         let after = fresh(&["v10", "v0"]);
         assert_eq!(after, vec![Some("end".into()), None]);
+    }
+
+    #[test]
+    fn run_wide_results_hold_only_where_the_same_definitions_win() {
+        let run = Arc::new(RunShared::default());
+        let defaults = layer(
+            LayerKind::RoleDefaults { role: "r".into() },
+            "a: \"{{ b }}-x\"\nb: one\n",
+        );
+        let play = |extra: Option<&str>| {
+            let mut layers = vec![Arc::clone(&defaults)];
+            if let Some(text) = extra {
+                layers.push(layer(LayerKind::PlayVars, text));
+            }
+            PlayVars::from_parts(&layers, std::iter::empty(), &ExtraVars::default())
+                .with_run(Arc::clone(&run))
+        };
+        let first = play(None);
+        assert_eq!(
+            value(&task_vars(&first, &[], None), "a"),
+            Some("one-x".into())
+        );
+        // Another play whose vars override a name `a` rests on.
+        let other = play(Some("b: two\n"));
+        assert_eq!(
+            value(&task_vars(&other, &[], None), "a"),
+            Some("two-x".into())
+        );
+        // ... and one that overrides nothing it rests on.
+        let same = play(Some("c: 3\n"));
+        assert_eq!(
+            value(&task_vars(&same, &[], None), "a"),
+            Some("one-x".into())
+        );
+        assert_eq!(run.0.lock().expect("lock")["a"].len(), 2);
     }
 }

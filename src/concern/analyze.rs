@@ -9,13 +9,13 @@ use super::catalog::{ArgMatch, Concern, Part, Pattern};
 use crate::ansible::project::{Play, Project, TaskInstance};
 use crate::jinja::{self, Tri, UnknownWhy};
 use crate::source::SourceMap;
-use crate::vars::{ExtraVars, LookupOwned, PlayVars, TaskVars};
+use crate::vars::{ExtraVars, LookupOwned, PlayVars, RunShared, TaskVars};
 use crate::yaml::Node;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// How far a part (or a concern) is taken care of, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -239,9 +239,10 @@ impl<'a> Scope<'a> {
             .iter()
             .flat_map(|e| e.plays.iter().map(move |p| (e.name.as_str(), p)))
             .collect();
+        let run = Arc::new(RunShared::default());
         let play_vars = plays
             .par_iter()
-            .map(|(_, p)| PlayVars::new(p, extra, inventory))
+            .map(|(_, p)| PlayVars::new(p, extra, inventory).with_run(Arc::clone(&run)))
             .collect();
         Scope { plays, play_vars }
     }
