@@ -27,13 +27,25 @@ pub const MAX_INCLUDE_DEPTH: usize = 64;
 /// can fan out exponentially); past it the play is cut short with a diagnostic.
 /// Role runs are bounded by the same number.
 pub const MAX_PLAY_TASKS: usize = 50_000;
-/// Most task instances (and, separately, role runs) a whole run may expand
+/// Fewest task instances (and, separately, role runs) a whole run may expand
 /// to, all entries and plays together: many plays each cut at
-/// [`MAX_PLAY_TASKS`] would still add up without bound. Plays take from it in
+/// [`MAX_PLAY_TASKS`] would still add up without bound. Large trees get one
+/// more per [`RUN_TASK_BYTES`] bytes of YAML they hold (a monorepo of 100
+/// kubespray role trees expands to about 500,000). Plays take from it in
 /// order, so which plays are cut never depends on thread timing. Kubespray's
 /// eight top-level playbooks together expand to about 9,400 (handlers
 /// included; 715 in the largest play).
 pub const MAX_RUN_TASKS: usize = 100_000;
+
+/// Bytes of YAML per task instance a run may expand to above [`MAX_RUN_TASKS`]
+/// (kubespray: about 290 bytes of YAML per instance).
+pub const RUN_TASK_BYTES: usize = 64;
+
+/// The run's bound on task instances for a tree holding `yaml_bytes` of YAML.
+#[must_use]
+pub fn run_task_bound(yaml_bytes: usize) -> usize {
+    MAX_RUN_TASKS.max(yaml_bytes / RUN_TASK_BYTES)
+}
 
 /// Where a task sits in a play.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -274,6 +286,8 @@ struct Builder<'a> {
     reported: HashSet<(String, u32, u32, &'static str)>,
     /// Set while plays are expanded speculatively in parallel.
     speculation: Option<Speculation<'a>>,
+    /// The run's bound on task instances ([`run_task_bound`]).
+    run_cap: usize,
 }
 
 /// Roles read so far in a run, each with the diagnostics its reading raised
@@ -328,19 +342,30 @@ struct Spent {
     full: bool,
 }
 
-/// What the plays expanded so far used of [`MAX_RUN_TASKS`].
-#[derive(Debug, Default)]
+/// What the plays expanded so far used of the run's bound (`cap`).
+#[derive(Debug)]
 struct RunSpent {
+    cap: usize,
     tasks: usize,
     role_runs: usize,
+}
+
+impl Default for RunSpent {
+    fn default() -> Self {
+        RunSpent {
+            cap: MAX_RUN_TASKS,
+            tasks: 0,
+            role_runs: 0,
+        }
+    }
 }
 
 impl RunSpent {
     /// The budget of the next play.
     fn next(&self) -> Budget {
         Budget {
-            tasks: MAX_PLAY_TASKS.min(MAX_RUN_TASKS.saturating_sub(self.tasks)),
-            role_runs: MAX_PLAY_TASKS.min(MAX_RUN_TASKS.saturating_sub(self.role_runs)),
+            tasks: MAX_PLAY_TASKS.min(self.cap.saturating_sub(self.tasks)),
+            role_runs: MAX_PLAY_TASKS.min(self.cap.saturating_sub(self.role_runs)),
         }
     }
 
@@ -428,9 +453,19 @@ pub fn build(
         diags: Vec::new(),
         reported: HashSet::new(),
         speculation: None,
+        run_cap: MAX_RUN_TASKS,
     };
     let mut entries = Vec::new();
-    let mut run = RunSpent::default();
+    let yaml_bytes = files
+        .iter()
+        .filter(|f| f.kind.is_yaml())
+        .filter_map(|f| loader.yaml(&f.path).text.as_ref().map(|t| t.len()))
+        .sum();
+    let mut run = RunSpent {
+        cap: run_task_bound(yaml_bytes),
+        ..RunSpent::default()
+    };
+    b.run_cap = run.cap;
     let playbooks: Vec<PathBuf> = if opts.playbooks.is_empty() {
         files
             .iter()
@@ -456,7 +491,12 @@ pub fn build(
             };
             let budget = run.next();
             if budget.is_empty() {
-                b.push_diag(run_spent_diag(entry.span, "role", roles.len() - i - 1));
+                b.push_diag(run_spent_diag(
+                    entry.span,
+                    "role",
+                    roles.len() - i - 1,
+                    run.cap,
+                ));
                 break;
             }
             let mut state = PlayState::new(Vec::new(), budget);
@@ -705,7 +745,7 @@ fn role_entry(node: &Node, origin: Origin) -> Option<RoleEntry> {
 
 /// The diagnostic of a play cut short by its budget: the per-play bound, or
 /// what the plays before it left of the run's.
-fn budget_diag(span: Span, budget: Budget, role_run: bool) -> Diagnostic {
+fn budget_diag(span: Span, budget: Budget, role_run: bool, cap: usize) -> Diagnostic {
     let (message, help) = match (role_run, budget) {
         (false, Budget { tasks, .. }) if tasks >= MAX_PLAY_TASKS => (
             format!(
@@ -721,13 +761,13 @@ fn budget_diag(span: Span, budget: Budget, role_run: bool) -> Diagnostic {
         ),
         (false, Budget { tasks, .. }) => (
             format!(
-                "the run reaches its bound of {MAX_RUN_TASKS} task instances in this play (all plays together; the plays before left this one {tasks}); the rest of this play and the plays after it are not analysed"
+                "the run reaches its bound of {cap} task instances in this play (all plays together; the plays before left this one {tasks}); the rest of this play and the plays after it are not analysed"
             ),
             RUN_SPENT_HELP,
         ),
         (true, Budget { role_runs, .. }) => (
             format!(
-                "the run reaches its bound of {MAX_RUN_TASKS} role runs in this play (all plays together; the plays before left this one {role_runs}); the rest of this play and the plays after it are not analysed"
+                "the run reaches its bound of {cap} role runs in this play (all plays together; the plays before left this one {role_runs}); the rest of this play and the plays after it are not analysed"
             ),
             RUN_SPENT_HELP,
         ),
@@ -740,7 +780,7 @@ const RUN_SPENT_HELP: &str = "analyse fewer playbooks at a time with --playbook,
 /// The diagnostic at the first play (`noun` "play"; "role" in a tree without
 /// playbooks) left out because the run's budget ran out; `after` more are
 /// left out.
-fn run_spent_diag(span: Span, noun: &str, after: usize) -> Diagnostic {
+fn run_spent_diag(span: Span, noun: &str, after: usize, cap: usize) -> Diagnostic {
     let (which, them) = match after {
         0 => (format!("this {noun} is"), "it"),
         1 => (format!("this {noun} and the one after it are"), "them"),
@@ -752,7 +792,7 @@ fn run_spent_diag(span: Span, noun: &str, after: usize) -> Diagnostic {
     Diagnostic::error(
         code::YAML_LIMIT,
         span,
-        format!("{which} not analysed: the {noun}s before {them} already reach the bound of {MAX_RUN_TASKS} task instances (or role runs) for one run"),
+        format!("{which} not analysed: the {noun}s before {them} already reach the bound of {cap} task instances (or role runs) for one run"),
     )
     .with_help(if noun == "role" {
         "analyse fewer roles at a time (give one role's directory as the path), or look for a role dependency repeated at every level in the roles before this one"
@@ -829,6 +869,7 @@ impl<'a> Builder<'a> {
             diags: Vec::new(),
             reported: HashSet::new(),
             speculation: None,
+            run_cap: self.run_cap,
         }
     }
 
@@ -864,7 +905,7 @@ impl<'a> Builder<'a> {
     fn plays(&mut self, specs: &[PlaySpec], run: &mut RunSpent) -> Vec<Play> {
         let first = run.next();
         let spent = AtomicUsize::new(0);
-        let cap = MAX_RUN_TASKS.saturating_sub(run.tasks.min(run.role_runs));
+        let cap = run.cap.saturating_sub(run.tasks.min(run.role_runs));
         let this = &*self;
         let speculative: Vec<Option<Built>> = specs
             .par_iter()
@@ -884,7 +925,12 @@ impl<'a> Builder<'a> {
         for (i, (spec, built)) in specs.iter().zip(speculative).enumerate() {
             let budget = run.next();
             if budget.is_empty() {
-                self.push_diag(run_spent_diag(spec.node.span, "play", specs.len() - i - 1));
+                self.push_diag(run_spent_diag(
+                    spec.node.span,
+                    "play",
+                    specs.len() - i - 1,
+                    self.run_cap,
+                ));
                 break;
             }
             let built = match built.filter(|b| budget.same_as(first, &b.spent)) {
@@ -930,7 +976,7 @@ impl<'a> Builder<'a> {
         };
         if over {
             state.full = true;
-            self.push_diag(budget_diag(span, state.budget, role_run));
+            self.push_diag(budget_diag(span, state.budget, role_run, self.run_cap));
         }
         over
     }
@@ -2046,7 +2092,7 @@ mod tests {
             (1, "this play and the one after it are not analysed"),
             (37, "this play and the 37 plays after it are not analysed"),
         ] {
-            let d = run_spent_diag(span, "play", after);
+            let d = run_spent_diag(span, "play", after, MAX_RUN_TASKS);
             assert!(d.message.starts_with(text), "{}", d.message);
             assert!(d.help.is_some_and(|h| h.contains("--playbook")));
         }
