@@ -718,7 +718,6 @@ fn run_wide_bound_is_the_same_for_any_thread_count() {
 /// A tasks file just under the size bound, full of sysctl tasks writing the
 /// same file: within every bound, so it must be analysed in full.
 #[test]
-#[ignore = "quadratic: sysctl/simulate.rs re-evaluates every key of a file on every write (4,000 tasks: 81 s; this is 43,000)"]
 fn tasks_file_just_under_the_size_bound_is_analysed() {
     let dir = temp_copy("huge-file");
     let path = dir.path().join("roles/huge/tasks/main.yml");

@@ -11,6 +11,7 @@ use crate::rule::{Finding, RuleMeta};
 use crate::source::SourceMap;
 use crate::sysctl::{Baseline, KeyResult, Write};
 use serde::Deserialize;
+use std::collections::{HashMap, HashSet};
 
 /// A sysctl value Kubernetes needs (from `rules/sysctl-required.yml`).
 #[derive(Debug, Clone, Deserialize)]
@@ -50,6 +51,16 @@ impl Context<'_, '_> {
     #[must_use]
     pub fn verdict(&self, id: &str) -> Option<&Verdict> {
         self.verdicts.iter().find(|v| v.id == id)
+    }
+
+    /// The simulation's result for a normalised key (the results are sorted
+    /// by key, one per key).
+    #[must_use]
+    pub fn sysctl_result(&self, key: &str) -> Option<&KeyResult> {
+        self.sysctl
+            .binary_search_by(|r| r.key.as_str().cmp(key))
+            .ok()
+            .map(|i| &self.sysctl[i])
     }
 
     /// The first entry playbook's first play, where project-wide findings point.
@@ -109,22 +120,45 @@ pub fn run_rules(
             out.push(f);
         }
     }
-    out.retain(|f| !suppressed(cx.sources, f));
+    let noqa = noqa_lines(cx.sources, &out);
+    out.retain(|f| !suppressed(&noqa, f));
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     out.dedup_by(|a, b| a.sort_key() == b.sort_key());
     out
 }
 
+/// The lines that carry `# noqa` in each file a finding points at, by
+/// 0-based line index. Each file is read once, however many findings it has.
+fn noqa_lines(
+    sources: &SourceMap,
+    findings: &[Finding],
+) -> HashMap<String, HashMap<usize, String>> {
+    let wanted: HashSet<&str> = findings.iter().map(|f| f.file.as_str()).collect();
+    let mut out: HashMap<String, HashMap<usize, String>> = HashMap::new();
+    for i in 0..sources.len() {
+        let s = sources.get(crate::source::FileId(u32::try_from(i).unwrap_or(u32::MAX)));
+        // The first file shown under a name is the one findings point at.
+        if !wanted.contains(s.display.as_str()) || out.contains_key(&s.display) {
+            continue;
+        }
+        let lines = s
+            .text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("# noqa"))
+            .map(|(n, l)| (n, l.to_string()))
+            .collect();
+        out.insert(s.display.clone(), lines);
+    }
+    out
+}
+
 /// `# noqa` or `# noqa: rule-id[, rule-id]` on the finding's line.
-fn suppressed(sources: &SourceMap, f: &Finding) -> bool {
-    let Some(text) = (0..sources.len())
-        .map(|i| sources.get(crate::source::FileId(u32::try_from(i).unwrap_or(u32::MAX))))
-        .find(|s| s.display == f.file)
-        .map(|s| s.text.clone())
+fn suppressed(noqa: &HashMap<String, HashMap<usize, String>>, f: &Finding) -> bool {
+    let Some(line) = noqa
+        .get(&f.file)
+        .and_then(|lines| lines.get(&(f.line.saturating_sub(1) as usize)))
     else {
-        return false;
-    };
-    let Some(line) = text.lines().nth(f.line.saturating_sub(1) as usize) else {
         return false;
     };
     let Some(pos) = line.find("# noqa") else {

@@ -3,8 +3,10 @@
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::check::Context;
+use crate::check::extract::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::{Engine, WriteKind};
+use std::collections::HashMap;
 
 pub static META: RuleMeta = RuleMeta {
     id: "sysctl-engines-disagree",
@@ -43,10 +45,17 @@ impl Rule for SysctlEnginesDisagree {
     }
 
     fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+        // The tree's first persist of each key.
+        let mut first_persist: HashMap<String, &Found> = HashMap::new();
+        for f in cx.writes {
+            if let WriteKind::Persist { key, .. } = &f.write.kind {
+                first_persist
+                    .entry(crate::sysctl::normalize_key(key))
+                    .or_insert(f);
+            }
+        }
         for r in cx.sysctl {
-            let Some(ours) = cx.writes.iter().find(|f| {
-                matches!(&f.write.kind, WriteKind::Persist { key, .. } if crate::sysctl::normalize_key(key) == r.key)
-            }) else {
+            let Some(ours) = first_persist.get(&r.key) else {
                 continue;
             };
             for with_link in [true, false] {

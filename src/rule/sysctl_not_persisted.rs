@@ -45,7 +45,7 @@ impl Rule for SysctlNotPersisted {
                 continue;
             };
             let key = crate::sysctl::normalize_key(key);
-            let persisted = cx.sysctl.iter().find(|r| r.key == key).is_some_and(|r| {
+            let persisted = cx.sysctl_result(&key).is_some_and(|r| {
                 !r.boot.is_empty()
                     && r.boot
                         .iter()

@@ -3,8 +3,10 @@
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::check::Context;
+use crate::check::extract::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;
+use std::collections::{HashMap, HashSet};
 
 pub static META: RuleMeta = RuleMeta {
     id: "sysctl-overridden-at-boot",
@@ -51,18 +53,31 @@ impl Rule for SysctlOverriddenAtBoot {
     }
 
     fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+        // The tree's persists of the keys Kubernetes needs, in order.
+        let needed: HashSet<String> = cx
+            .required
+            .iter()
+            .map(|r| crate::sysctl::normalize_key(&r.key))
+            .collect();
+        let mut persists: HashMap<String, Vec<(&str, &Found)>> = HashMap::new();
+        for f in cx.writes {
+            if let WriteKind::Persist { key, value, .. } = &f.write.kind {
+                let key = crate::sysctl::normalize_key(key);
+                if needed.contains(&key) {
+                    persists.entry(key).or_default().push((value.trim(), f));
+                }
+            }
+        }
         for req in cx.required {
             let key = crate::sysctl::normalize_key(&req.key);
             // The tree's own write of the needed value.
-            let Some(ours) = cx.writes.iter().find(|f| match &f.write.kind {
-                WriteKind::Persist { key: k, value, .. } => {
-                    crate::sysctl::normalize_key(k) == key && value.trim() == req.value
-                }
-                _ => false,
-            }) else {
+            let Some(&(_, ours)) = persists
+                .get(&key)
+                .and_then(|p| p.iter().find(|(value, _)| *value == req.value))
+            else {
                 continue;
             };
-            let Some(result) = cx.sysctl.iter().find(|r| r.key == key) else {
+            let Some(result) = cx.sysctl_result(&key) else {
                 continue;
             };
             let losing: Vec<_> = result

@@ -11,7 +11,7 @@ use super::conf::{
     COMPAT_LINK, DEV_NULL, SYSCTL_CONF, SysctlDir, normalize_path, parse_conf_lines,
     resolve_link_target,
 };
-use super::engine::{Entry, FileSet, Line};
+use super::engine::{FileSet, Line};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
@@ -269,9 +269,10 @@ impl Baseline {
     pub(crate) fn file_set(&self) -> FileSet {
         let mut fs = FileSet::default();
         for f in self.files.values() {
-            let entry = match &f.entry {
-                BaselineEntry::Content(text) => Entry::Content {
-                    lines: parse_conf_lines(text)
+            match &f.entry {
+                BaselineEntry::Content(text) => fs.insert_content(
+                    &f.path,
+                    parse_conf_lines(text)
                         .into_iter()
                         .map(|l| Line {
                             key: l.key,
@@ -281,13 +282,12 @@ impl Baseline {
                             conditional: false,
                         })
                         .collect(),
-                    source: Some(f.source.clone()),
-                },
-                BaselineEntry::Link(target) => Entry::Link {
-                    target: resolve_link_target(&f.path, target),
-                },
-            };
-            fs.entries.insert(f.path.clone(), entry);
+                    Some(f.source.clone()),
+                ),
+                BaselineEntry::Link(target) => {
+                    fs.insert_link(&f.path, resolve_link_target(&f.path, target));
+                }
+            }
         }
         fs
     }

@@ -189,6 +189,10 @@ pub fn parse_conf(text: &str) -> Vec<(String, String, u32)> {
 #[must_use]
 pub fn normalize_key(raw: &str) -> String {
     let raw = raw.trim();
+    // Already dotted, with no empty part: the common case, kept as it is.
+    if !raw.contains('/') && !raw.starts_with('.') && !raw.ends_with('.') && !raw.contains("..") {
+        return raw.to_string();
+    }
     let slash_first = raw
         .find(['.', '/'])
         .is_some_and(|i| raw.as_bytes()[i] == b'/');
@@ -415,6 +419,12 @@ mod tests {
             "net.ipv4.conf.eth0/100.rp_filter"
         );
         assert_eq!(normalize_key(" kernel.panic "), "kernel.panic");
+        assert_eq!(
+            normalize_key(".net..ipv4.ip_forward."),
+            "net.ipv4.ip_forward"
+        );
+        assert_eq!(normalize_key(" "), "");
+        assert_eq!(normalize_key("."), "");
     }
 
     #[test]

@@ -38,6 +38,9 @@ mod baseline;
 mod catalog;
 pub mod conf;
 mod engine;
+mod live;
+#[cfg(test)]
+mod naive;
 mod simulate;
 
 pub use baseline::{Baseline, BaselineEntry, BaselineFile};
