@@ -454,10 +454,16 @@ pub enum LookupOwned {
 impl<'a> TaskVars<'a> {
     #[must_use]
     pub fn new(play: &'a PlayVars, instance: Option<&'a TaskInstance>) -> Self {
+        Self::in_scopes(play, instance.map_or(&[], |i| i.scopes.as_slice()))
+    }
+
+    /// The variables seen under `scopes` (task, block, include, role
+    /// parameter layers) in a play.
+    fn in_scopes(play: &'a PlayVars, scopes: &'a [Arc<VarLayer>]) -> Self {
         TaskVars {
             play,
             item: None,
-            scopes: instance.map_or(&[], |i| i.scopes.as_slice()),
+            scopes,
             cache: Slot::new(HashMap::new()),
             stack: Slot::new(Vec::new()),
             cuts: Count::default(),
@@ -834,19 +840,7 @@ impl TemplateResolver for VarsResolver {
         scopes: &[Arc<VarLayer>],
     ) -> Option<String> {
         let pv = PlayVars::from_parts(play.layers, std::iter::empty(), &self.extra);
-        let tv = TaskVars {
-            play: &pv,
-            item: None,
-            scopes,
-            cache: Slot::new(HashMap::new()),
-            stack: Slot::new(Vec::new()),
-            cuts: Count::default(),
-            touched: Slot::new(Vec::new()),
-            scoped: Count::default(),
-            deepest: Count::default(),
-            renders: Slot::new(HashMap::new()),
-            scope_names: OnceLock::new(),
-        };
+        let tv = TaskVars::in_scopes(&pv, scopes);
         match jinja::render(template, &tv) {
             Rendered::Value(serde_json::Value::String(s)) => Some(s),
             Rendered::Value(v) if !v.is_null() && !v.is_array() && !v.is_object() => {

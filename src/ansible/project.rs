@@ -479,16 +479,10 @@ pub fn build(
     if playbooks.is_empty() {
         let roles = find_roles(root, &files);
         for (i, (name, path)) in roles.iter().enumerate() {
-            let entry = RoleEntry {
-                name: name.clone(),
-                span: Span::file_start(loader.sources.add(path, "".into())),
-                when: Vec::new(),
-                vars: None,
-                params: None,
-                tags: Vec::new(),
-                tasks_from: None,
-                handlers_from: None,
-            };
+            let entry = RoleEntry::bare(
+                name.clone(),
+                Span::file_start(loader.sources.add(path, "".into())),
+            );
             let budget = run.next();
             if budget.is_empty() {
                 b.push_diag(run_spent_diag(
@@ -711,18 +705,25 @@ const ROLE_ENTRY_KEYWORDS: &[&str] = &[
     "timeout",
 ];
 
-fn role_entry(node: &Node, origin: Origin) -> Option<RoleEntry> {
-    match &node.value {
-        Value::Str(s) => Some(RoleEntry {
-            name: s.trim().to_string(),
-            span: node.span,
+impl RoleEntry {
+    /// A role named with nothing else (`- common` in a play's roles).
+    fn bare(name: String, span: Span) -> Self {
+        RoleEntry {
+            name,
+            span,
             when: Vec::new(),
             vars: None,
             params: None,
             tags: Vec::new(),
             tasks_from: None,
             handlers_from: None,
-        }),
+        }
+    }
+}
+
+fn role_entry(node: &Node, origin: Origin) -> Option<RoleEntry> {
+    match &node.value {
+        Value::Str(s) => Some(RoleEntry::bare(s.trim().to_string(), node.span)),
         Value::Map(_) => {
             let name_node = node.get("role").or_else(|| node.get("name"))?;
             Some(RoleEntry {
