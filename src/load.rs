@@ -167,104 +167,75 @@ impl Loader {
             },
             diagnostics: vec![d],
         };
+        // The file is not read: an error at its start.
+        let refuse = |code: &'static str, message: String, help: &str| {
+            let id = self.sources.add(path, "".into());
+            fail(
+                id,
+                Diagnostic::error(code, Span::file_start(id), message).with_help(help),
+            )
+        };
         match std::fs::metadata(path) {
             Ok(m) if m.len() > MAX_FILE_SIZE => {
-                let id = self.sources.add(path, "".into());
-                return fail(
-                    id,
-                    Diagnostic::error(
-                        code::TOO_LARGE,
-                        Span::file_start(id),
-                        format!(
-                            "file is {} bytes, over the {MAX_FILE_SIZE}-byte limit; not analysed",
-                            m.len()
-                        ),
-                    )
-                    .with_help("exclude it with --exclude if it is not Ansible content"),
+                return refuse(
+                    code::TOO_LARGE,
+                    format!(
+                        "file is {} bytes, over the {MAX_FILE_SIZE}-byte limit; not analysed",
+                        m.len()
+                    ),
+                    "exclude it with --exclude if it is not Ansible content",
                 );
             }
             Ok(m) if m.is_dir() => {
-                let id = self.sources.add(path, "".into());
-                return fail(
-                    id,
-                    Diagnostic::error(
-                        code::IO,
-                        Span::file_start(id),
-                        "expected a file, found a directory",
-                    )
-                    .with_help("point the include or role at a file"),
+                return refuse(
+                    code::IO,
+                    "expected a file, found a directory".into(),
+                    "point the include or role at a file",
                 );
             }
             // A device or a FIFO (`/dev/zero`, `/dev/stdin`) never ends.
             Ok(m) if !m.is_file() => {
-                let id = self.sources.add(path, "".into());
-                return fail(
-                    id,
-                    Diagnostic::error(
-                        code::IO,
-                        Span::file_start(id),
-                        "not a regular file (a device or a pipe); not read",
-                    )
-                    .with_help("point the include or role at a regular file"),
+                return refuse(
+                    code::IO,
+                    "not a regular file (a device or a pipe); not read".into(),
+                    "point the include or role at a regular file",
                 );
             }
             _ => {}
         }
         if let Admission::OverBudget = admission {
-            let id = self.sources.add(path, "".into());
-            return fail(
-                id,
-                Diagnostic::error(
-                    code::TOO_LARGE,
-                    Span::file_start(id),
-                    format!(
-                        "the files read so far total over {} bytes; this one is not analysed",
-                        self.total
-                    ),
-                )
-                .with_help(
-                    "exclude large files that are not Ansible content with --exclude, or raise --max-total-mib",
+            return refuse(
+                code::TOO_LARGE,
+                format!(
+                    "the files read so far total over {} bytes; this one is not analysed",
+                    self.total
                 ),
+                "exclude large files that are not Ansible content with --exclude, or raise --max-total-mib",
             );
         }
         let bytes = match read_at_most(path, MAX_FILE_SIZE) {
             Ok(Some(b)) => b,
             // It grew, or its size was not known (`/proc` files say 0).
             Ok(None) => {
-                let id = self.sources.add(path, "".into());
-                return fail(
-                    id,
-                    Diagnostic::error(
-                        code::TOO_LARGE,
-                        Span::file_start(id),
-                        format!("file is over the {MAX_FILE_SIZE}-byte limit; not analysed"),
-                    )
-                    .with_help("exclude it with --exclude if it is not Ansible content"),
+                return refuse(
+                    code::TOO_LARGE,
+                    format!("file is over the {MAX_FILE_SIZE}-byte limit; not analysed"),
+                    "exclude it with --exclude if it is not Ansible content",
                 );
             }
             Err(e) => {
-                let id = self.sources.add(path, "".into());
-                return fail(
-                    id,
-                    Diagnostic::error(
-                        code::IO,
-                        Span::file_start(id),
-                        format!("cannot read file: {e}"),
-                    )
-                    .with_help("check that the path exists and is readable"),
+                return refuse(
+                    code::IO,
+                    format!("cannot read file: {e}"),
+                    "check that the path exists and is readable",
                 );
             }
         };
         if bytes.contains(&0) {
-            let id = self.sources.add(path, "".into());
-            return fail(
-                id,
-                Diagnostic::error(
-                    code::BINARY,
-                    Span::file_start(id),
-                    "binary file (contains NUL bytes); not analysed",
-                )
-                .with_help("rename it so it does not look like YAML, or exclude it"),
+            return refuse(
+                code::BINARY,
+                "binary file (contains NUL bytes); not analysed".into(),
+                "rename it so it does not look like YAML, or exclude it",
             );
         }
         let text: Arc<str> = match String::from_utf8(bytes) {
