@@ -49,6 +49,8 @@ impl Loaded {
 
 pub struct Loader {
     pub sources: Arc<SourceMap>,
+    /// What the file system said, asked once per path.
+    pub fs: Arc<FsMemo>,
     cache: Mutex<HashMap<PathBuf, Arc<Loaded>>>,
     /// Bytes still allowed by the run's total (default [`MAX_TOTAL_SIZE`]).
     budget: Mutex<u64>,
@@ -74,6 +76,7 @@ impl Loader {
     pub fn with_total(sources: Arc<SourceMap>, total: u64) -> Self {
         Loader {
             sources,
+            fs: Arc::new(FsMemo::default()),
             cache: Mutex::new(HashMap::new()),
             budget: Mutex::new(total),
             total,
@@ -127,8 +130,8 @@ impl Loader {
     /// Takes a file's size from the run's budget (files too large to read
     /// anyway, and directories, cost nothing).
     fn admit(&self, path: &Path) -> Admission {
-        let size = match std::fs::metadata(path) {
-            Ok(m) if m.is_file() && m.len() <= MAX_FILE_SIZE => m.len(),
+        let size = match self.fs.stat(path) {
+            Stat::File(len) if len <= MAX_FILE_SIZE => len,
             _ => return Admission::Yes,
         };
         let mut left = self
@@ -175,18 +178,18 @@ impl Loader {
                 Diagnostic::error(code, Span::file_start(id), message).with_help(help),
             )
         };
-        match std::fs::metadata(path) {
-            Ok(m) if m.len() > MAX_FILE_SIZE => {
+        let stat = self.fs.stat(path);
+        match stat {
+            Stat::File(len) if len > MAX_FILE_SIZE => {
                 return refuse(
                     code::TOO_LARGE,
                     format!(
-                        "file is {} bytes, over the {MAX_FILE_SIZE}-byte limit; not analysed",
-                        m.len()
+                        "file is {len} bytes, over the {MAX_FILE_SIZE}-byte limit; not analysed"
                     ),
                     "exclude it with --exclude if it is not Ansible content",
                 );
             }
-            Ok(m) if m.is_dir() => {
+            Stat::Dir => {
                 return refuse(
                     code::IO,
                     "expected a file, found a directory".into(),
@@ -194,7 +197,7 @@ impl Loader {
                 );
             }
             // A device or a FIFO (`/dev/zero`, `/dev/stdin`) never ends.
-            Ok(m) if !m.is_file() => {
+            Stat::Other => {
                 return refuse(
                     code::IO,
                     "not a regular file (a device or a pipe); not read".into(),
@@ -213,7 +216,11 @@ impl Loader {
                 "exclude large files that are not Ansible content with --exclude, or raise --max-total-mib",
             );
         }
-        let bytes = match read_at_most(path, MAX_FILE_SIZE) {
+        let size_hint = match stat {
+            Stat::File(len) => len,
+            _ => 0,
+        };
+        let bytes = match read_at_most(path, MAX_FILE_SIZE, size_hint) {
             Ok(Some(b)) => b,
             // It grew, or its size was not known (`/proc` files say 0).
             Ok(None) => {
@@ -291,7 +298,7 @@ pub fn read_text_bounded(path: &Path) -> Option<String> {
     if !m.is_file() || m.len() > MAX_FILE_SIZE {
         return None;
     }
-    let bytes = read_at_most(path, MAX_FILE_SIZE).ok()??;
+    let bytes = read_at_most(path, MAX_FILE_SIZE, m.len()).ok()??;
     if bytes.contains(&0) {
         return None;
     }
@@ -301,13 +308,93 @@ pub fn read_text_bounded(path: &Path) -> Option<String> {
     })
 }
 
-fn read_at_most(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+/// `size_hint` (the size `stat` gave) sizes the buffer so that a file is read
+/// in one call plus the one that sees its end.
+fn read_at_most(path: &Path, limit: u64, size_hint: u64) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
-    let mut bytes = Vec::new();
+    let mut bytes = Vec::with_capacity(usize::try_from(size_hint.min(limit) + 1).unwrap_or(0));
     std::fs::File::open(path)?
         .take(limit + 1)
         .read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
+/// What `stat` (following links) said about a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stat {
+    /// Nothing there, or it could not be asked (a dangling link, no permission).
+    Missing,
+    /// A regular file of this many bytes.
+    File(u64),
+    Dir,
+    /// A device, a FIFO, a socket.
+    Other,
+}
+
+/// The file system as seen by one run: each path is asked about once, and
+/// files the analysis reads beside the YAML (templates, copied files) are
+/// read once. Building a model probes the same role and template paths once
+/// per play (kubespray: ~21,000 `stat` calls for ~3,100 paths, each template
+/// read up to 90 times); the answers cannot change in a run that writes
+/// nothing, except when another program edits the tree meanwhile, and then
+/// one consistent view is the better answer anyway.
+#[derive(Debug, Default)]
+pub struct FsMemo {
+    stats: Mutex<HashMap<PathBuf, Stat>>,
+    canonical: Mutex<HashMap<PathBuf, PathBuf>>,
+    texts: Mutex<HashMap<PathBuf, Option<Arc<str>>>>,
+}
+
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl FsMemo {
+    /// `stat` of `path`, following links.
+    pub fn stat(&self, path: &Path) -> Stat {
+        if let Some(s) = locked(&self.stats).get(path) {
+            return *s;
+        }
+        let s = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => Stat::File(m.len()),
+            Ok(m) if m.is_dir() => Stat::Dir,
+            Ok(_) => Stat::Other,
+            Err(_) => Stat::Missing,
+        };
+        locked(&self.stats).insert(path.to_path_buf(), s);
+        s
+    }
+
+    /// Whether `path` is a regular file (links followed), as [`Path::is_file`].
+    pub fn is_file(&self, path: &Path) -> bool {
+        matches!(self.stat(path), Stat::File(_))
+    }
+
+    /// Whether `path` is a directory (links followed), as [`Path::is_dir`].
+    pub fn is_dir(&self, path: &Path) -> bool {
+        self.stat(path) == Stat::Dir
+    }
+
+    /// The canonical path (links and `..` resolved), or `path` itself when
+    /// it cannot be resolved.
+    pub fn canonical(&self, path: &Path) -> PathBuf {
+        if let Some(c) = locked(&self.canonical).get(path) {
+            return c.clone();
+        }
+        let c = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        locked(&self.canonical).insert(path.to_path_buf(), c.clone());
+        c
+    }
+
+    /// [`read_text_bounded`], once per path.
+    pub fn text_bounded(&self, path: &Path) -> Option<Arc<str>> {
+        if let Some(t) = locked(&self.texts).get(path) {
+            return t.clone();
+        }
+        let t: Option<Arc<str>> = read_text_bounded(path).map(Into::into);
+        locked(&self.texts).insert(path.to_path_buf(), t.clone());
+        t
+    }
 }
 
 #[cfg(test)]
@@ -316,6 +403,29 @@ mod tests {
 
     fn loader(root: &Path) -> Loader {
         Loader::new(Arc::new(SourceMap::new(root)))
+    }
+
+    #[test]
+    fn the_file_system_is_asked_once_per_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("t.j2");
+        std::fs::write(&f, "one").expect("write");
+        let fs = FsMemo::default();
+        assert_eq!(fs.stat(&f), Stat::File(3));
+        assert!(fs.is_file(&f) && !fs.is_dir(&f));
+        assert!(fs.is_dir(dir.path()));
+        assert_eq!(fs.stat(&dir.path().join("missing")), Stat::Missing);
+        assert_eq!(fs.text_bounded(&f).as_deref(), Some("one"));
+        assert_eq!(
+            fs.canonical(&dir.path().join("x/../t.j2")),
+            dir.path().join("x/../t.j2"),
+            "unresolvable: the path itself"
+        );
+        // Later changes are not seen: one consistent view per run.
+        std::fs::write(&f, "two, longer").expect("write");
+        assert_eq!(fs.stat(&f), Stat::File(3));
+        assert_eq!(fs.text_bounded(&f).as_deref(), Some("one"));
+        assert_eq!(FsMemo::default().stat(&f), Stat::File(11));
     }
 
     #[test]

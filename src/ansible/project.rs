@@ -207,6 +207,9 @@ pub struct Project {
     pub unresolved: Vec<Unresolved>,
     pub diagnostics: Vec<Diagnostic>,
     pub stats: Stats,
+    /// The run's view of the file system (shared with the analysis, which
+    /// reads templates and copied files).
+    pub fs: Arc<crate::load::FsMemo>,
 }
 
 /// Renders a templated string (an include target, a role name) when the
@@ -575,6 +578,7 @@ pub fn build(
         unresolved: b.unresolved,
         diagnostics: b.diags,
         stats,
+        fs: Arc::clone(&loader.fs),
     }
 }
 
@@ -1009,7 +1013,7 @@ impl<'a> Builder<'a> {
         plays: &mut Vec<PlaySpec>,
         from: Option<Span>,
     ) {
-        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let key = self.loader.fs.canonical(path);
         if stack.contains(&key) {
             if let Some(span) = from {
                 self.push_diag(
@@ -1089,7 +1093,7 @@ impl<'a> Builder<'a> {
                     target_s
                 };
                 let target_path = basedir.join(&target_s);
-                if !target_path.is_file() {
+                if !self.loader.fs.is_file(&target_path) {
                     self.push_diag(
                         Diagnostic::error(
                             code::INCLUDE_NOT_FOUND,
@@ -1180,7 +1184,7 @@ impl<'a> Builder<'a> {
                     continue;
                 }
                 let p = basedir.join(&name);
-                if !p.is_file() {
+                if !self.loader.fs.is_file(&p) {
                     self.push_diag(Diagnostic::warning(
                         code::INCLUDE_NOT_FOUND,
                         f.span,
@@ -1526,7 +1530,7 @@ impl<'a> Builder<'a> {
             candidates.push(d.join(&target));
         }
         candidates.push(ctx.basedir.join(&target));
-        let Some(path) = candidates.into_iter().find(|p| p.is_file()) else {
+        let Some(path) = candidates.into_iter().find(|p| self.loader.fs.is_file(p)) else {
             self.push_diag(
                 Diagnostic::error(
                     code::INCLUDE_NOT_FOUND,
@@ -1552,7 +1556,7 @@ impl<'a> Builder<'a> {
         state: &mut PlayState,
         dynamic_edge: bool,
     ) -> bool {
-        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let key = self.loader.fs.canonical(path);
         if ctx.stack.contains(&key) && dynamic_edge {
             // A dynamic include of itself is Ansible's retry loop: bounded at
             // run time by its conditions, so it is followed once, not an error.
@@ -1666,15 +1670,15 @@ impl<'a> Builder<'a> {
         let mut file_instead = None;
         for dir in &search {
             let p = dir.join(name);
-            if p.is_dir() {
+            if self.loader.fs.is_dir(&p) {
                 return Ok(p);
             }
-            if p.is_file() && file_instead.is_none() {
+            if self.loader.fs.is_file(&p) && file_instead.is_none() {
                 file_instead = Some(p);
             }
         }
         let p = PathBuf::from(name);
-        if p.is_absolute() && p.is_dir() {
+        if p.is_absolute() && self.loader.fs.is_dir(&p) {
             return Ok(p);
         }
         if let Some(f) = file_instead {
@@ -1768,7 +1772,7 @@ impl<'a> Builder<'a> {
             meta.join("main.yaml"),
         ];
         let file = files.iter().find(|f| {
-            f.is_file()
+            self.loader.fs.is_file(f)
                 && self
                     .loader
                     .yaml(f)
@@ -1824,7 +1828,7 @@ impl<'a> Builder<'a> {
         let mut allow_duplicates = false;
         if let Some(meta) = yaml_candidates(&path.join("meta"), "main")
             .into_iter()
-            .find(|p| p.is_file())
+            .find(|p| self.loader.fs.is_file(p))
         {
             let l = self.load(&meta);
             if let Some(doc) = l.doc() {
@@ -1879,10 +1883,10 @@ impl<'a> Builder<'a> {
         // A main.yml file wins over a main/ directory beside it (as in Ansible).
         let main_file = yaml_candidates(dir, "main")
             .into_iter()
-            .find(|p| p.is_file());
+            .find(|p| self.loader.fs.is_file(p));
         if let Some(f) = main_file {
             files.push(f);
-        } else if main_dir.is_dir() {
+        } else if self.loader.fs.is_dir(&main_dir) {
             let mut found: Vec<PathBuf> = walkdir::WalkDir::new(&main_dir)
                 .follow_links(true)
                 .sort_by_file_name()
@@ -1902,7 +1906,7 @@ impl<'a> Builder<'a> {
             files.extend(found);
         } else if let Some(f) = yaml_candidates(dir, "main")
             .into_iter()
-            .find(|p| p.is_file())
+            .find(|p| self.loader.fs.is_file(p))
         {
             files.push(f);
         }
@@ -1937,7 +1941,7 @@ impl<'a> Builder<'a> {
         if self.must_stop(state, entry.span, true) {
             return;
         }
-        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let key = self.loader.fs.canonical(path);
         if ctx.stack.contains(&key) {
             self.push_diag(
                 Diagnostic::error(
@@ -2007,7 +2011,7 @@ impl<'a> Builder<'a> {
         }
         let tasks_file = yaml_candidates(&tasks_dir, stem)
             .into_iter()
-            .find(|p| p.is_file());
+            .find(|p| self.loader.fs.is_file(p));
         match tasks_file {
             Some(f) => {
                 self.tasks_file(&f, entry.span, &inner, state, false);
@@ -2023,7 +2027,7 @@ impl<'a> Builder<'a> {
         let hstem = entry.handlers_from.as_deref().unwrap_or("main");
         if let Some(h) = yaml_candidates(&path.join("handlers"), hstem)
             .into_iter()
-            .find(|p| p.is_file())
+            .find(|p| self.loader.fs.is_file(p))
         {
             let hctx = Ctx {
                 section: Section::Handlers,

@@ -158,11 +158,12 @@ fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
                 return out;
             }
             let content = if short == "copy" {
-                text("content")
-                    .or_else(|| text("src").and_then(|s| read_role_file(r.inst, "files", &s)))
+                text("content").or_else(|| {
+                    text("src").and_then(|s| read_role_file(r.inst, "files", &s, it.fs))
+                })
             } else {
                 text("src")
-                    .and_then(|s| read_role_file(r.inst, "templates", &s))
+                    .and_then(|s| read_role_file(r.inst, "templates", &s, it.fs))
                     .map(|raw| match jinja::render(&raw, tv) {
                         jinja::Rendered::Value(serde_json::Value::String(s)) => s,
                         _ => raw,

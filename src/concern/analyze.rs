@@ -225,6 +225,8 @@ pub struct Reach<'a> {
 pub struct Scope<'a> {
     pub plays: Vec<(&'a str, &'a Play)>,
     pub play_vars: Vec<PlayVars>,
+    /// Where templates and copied files are read.
+    pub fs: &'a crate::load::FsMemo,
 }
 
 impl<'a> Scope<'a> {
@@ -244,7 +246,11 @@ impl<'a> Scope<'a> {
             .par_iter()
             .map(|(_, p)| PlayVars::new(p, extra, inventory).with_run(Arc::clone(&run)))
             .collect();
-        Scope { plays, play_vars }
+        Scope {
+            plays,
+            play_vars,
+            fs: &project.fs,
+        }
     }
 
     /// Every reachable task (handlers after their play's tasks), in order.
@@ -294,6 +300,7 @@ pub type CondResult = (Status, Vec<CondEvidence>, Vec<String>, Vec<String>);
 pub struct Iteration<'s> {
     pub item: Option<serde_json::Value>,
     pub tv: TaskVars<'s>,
+    pub(crate) fs: &'s crate::load::FsMemo,
     writes: OnceLock<Vec<(String, String)>>,
     rendered: OnceLock<Vec<Option<String>>>,
     command: OnceLock<Option<String>>,
@@ -303,7 +310,7 @@ pub struct Iteration<'s> {
 impl Iteration<'_> {
     /// Files written, with content (templates rendered when possible).
     pub fn writes(&self, inst: &TaskInstance) -> &[(String, String)] {
-        self.writes.get_or_init(|| writes(inst, &self.tv))
+        self.writes.get_or_init(|| writes(inst, &self.tv, self.fs))
     }
 
     /// The content of write `i` as rendered by Jinja, for templates whose
@@ -357,6 +364,7 @@ impl<'s> Facts<'s> {
             let iteration = |item: Option<serde_json::Value>, tv: TaskVars<'s>| Iteration {
                 item,
                 tv,
+                fs: scope.fs,
                 writes: OnceLock::new(),
                 rendered: OnceLock::new(),
                 command: OnceLock::new(),
@@ -420,7 +428,12 @@ pub(crate) fn command_text(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<Str
     None
 }
 
-pub(crate) fn read_role_file(inst: &TaskInstance, sub: &str, src: &str) -> Option<String> {
+pub(crate) fn read_role_file(
+    inst: &TaskInstance,
+    sub: &str,
+    src: &str,
+    fs: &crate::load::FsMemo,
+) -> Option<String> {
     let mut candidates = Vec::new();
     if let Some(r) = &inst.role_path {
         candidates.push(r.join(sub).join(src));
@@ -432,12 +445,17 @@ pub(crate) fn read_role_file(inst: &TaskInstance, sub: &str, src: &str) -> Optio
     }
     candidates
         .into_iter()
-        .find(|p| p.is_file())
-        .and_then(|p| crate::load::read_text_bounded(&p))
+        .find(|p| fs.is_file(p))
+        .and_then(|p| fs.text_bounded(&p))
+        .map(|t| t.to_string())
 }
 
 /// Files a task writes, with the content it puts there (as far as known).
-pub(crate) fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<(String, String)> {
+pub(crate) fn writes(
+    inst: &TaskInstance,
+    tv: &TaskVars<'_>,
+    fs: &crate::load::FsMemo,
+) -> Vec<(String, String)> {
     let t = &inst.task;
     let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
     let path = || {
@@ -452,7 +470,7 @@ pub(crate) fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<(String, Str
                 return Vec::new();
             };
             let content = text("content")
-                .or_else(|| text("src").and_then(|s| read_role_file(inst, "files", &s)))
+                .or_else(|| text("src").and_then(|s| read_role_file(inst, "files", &s, fs)))
                 .unwrap_or_default();
             vec![(dest, content)]
         }
@@ -462,7 +480,7 @@ pub(crate) fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<(String, Str
             };
             // The template source; see `Iteration::rendered` for its rendering.
             let raw = text("src")
-                .and_then(|s| read_role_file(inst, "templates", &s))
+                .and_then(|s| read_role_file(inst, "templates", &s, fs))
                 .unwrap_or_default();
             vec![(dest, raw)]
         }

@@ -118,9 +118,9 @@ impl Rule for CgroupDriverMismatch {
             };
             let tv = &it.tv;
             let content = match short {
-                "template" => t
-                    .arg("src")
-                    .and_then(|n| read_role_file(r.inst, "templates", &arg_text(tv, n))),
+                "template" => t.arg("src").and_then(|n| {
+                    read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)
+                }),
                 "copy" => t.arg("content").map(|n| arg_text(tv, n)),
                 "lineinfile" => t.arg("line").map(|n| arg_text(tv, n)),
                 "command" | "shell" => t

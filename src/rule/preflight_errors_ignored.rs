@@ -148,8 +148,9 @@ impl Rule for PreflightErrorsIgnored {
                 }
                 "template" | "copy" => {
                     let raw = if short == "template" {
-                        t.arg("src")
-                            .and_then(|n| read_role_file(r.inst, "templates", &arg_text(tv, n)))
+                        t.arg("src").and_then(|n| {
+                            read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)
+                        })
                     } else {
                         t.arg("content").and_then(Node::scalar_text)
                     };
