@@ -78,25 +78,38 @@ impl Diagnostic for Human {
     }
 }
 
-/// File texts by display path (the paths findings carry).
-struct Texts(HashMap<String, Arc<str>>);
+/// File texts by display path (the paths findings carry), made terminal-safe
+/// on first use: a report shows a few files of the hundreds read.
+struct Texts {
+    files: HashMap<String, Arc<crate::source::SourceFile>>,
+    safe: std::cell::RefCell<HashMap<String, Arc<str>>>,
+}
 
 impl Texts {
     fn new(sources: Option<&SourceMap>) -> Self {
-        let mut map = HashMap::new();
+        let mut files = HashMap::new();
         if let Some(sources) = sources {
             for i in 0..sources.len() {
                 let Ok(id) = u32::try_from(i) else { break };
                 let file = sources.get(crate::source::FileId(id));
-                map.entry(file.display.clone())
-                    .or_insert_with(|| terminal_safe(&file.text));
+                files.entry(file.display.clone()).or_insert(file);
             }
         }
-        Texts(map)
+        Texts {
+            files,
+            safe: std::cell::RefCell::default(),
+        }
     }
 
-    fn get(&self, file: &str) -> Option<&Arc<str>> {
-        self.0.get(file)
+    fn get(&self, file: &str) -> Option<Arc<str>> {
+        if let Some(t) = self.safe.borrow().get(file) {
+            return Some(Arc::clone(t));
+        }
+        let t = terminal_safe(&self.files.get(file)?.text);
+        self.safe
+            .borrow_mut()
+            .insert(file.to_string(), Arc::clone(&t));
+        Some(t)
     }
 }
 
@@ -180,7 +193,7 @@ fn located(file: &str, line: u32, column: u32) -> String {
 fn note(texts: &Texts, root: &str, r: &Related) -> Human {
     let snippet = texts
         .get(&r.file)
-        .and_then(|t| span_at(t, r.line, r.column).map(|s| (t, s)));
+        .and_then(|t| span_at(&t, r.line, r.column).map(|s| (t, s)));
     match snippet {
         Some((text, span)) => Human {
             code: None,
@@ -189,7 +202,7 @@ fn note(texts: &Texts, root: &str, r: &Related) -> Human {
             help: None,
             source: Some(NamedSource::new(
                 printable(&super::join_root(root, &r.file)),
-                Arc::clone(text),
+                text,
             )),
             labels: vec![LabeledSpan::new_primary_with_span(None, span)],
             notes: Vec::new(),
@@ -228,7 +241,7 @@ fn diagnostic(texts: &Texts, root: &str, f: &Finding) -> Human {
     };
     let primary = texts
         .get(&f.file)
-        .and_then(|t| span_at(t, f.line, f.column).map(|s| (t, s)));
+        .and_then(|t| span_at(&t, f.line, f.column).map(|s| (t, s)));
     let Some((text, span)) = primary else {
         // No text to show: say where, then each related place as a note.
         out.message = format!(
@@ -242,7 +255,7 @@ fn diagnostic(texts: &Texts, root: &str, f: &Finding) -> Human {
     out.labels
         .push(LabeledSpan::new_primary_with_span(None, span));
     for r in &f.related {
-        let same_file = (r.file == f.file).then(|| span_at(text, r.line, r.column));
+        let same_file = (r.file == f.file).then(|| span_at(&text, r.line, r.column));
         match same_file.flatten() {
             Some(span) => out.labels.push(LabeledSpan::new_with_span(
                 Some(printable(&r.message)),
@@ -253,7 +266,7 @@ fn diagnostic(texts: &Texts, root: &str, f: &Finding) -> Human {
     }
     out.source = Some(NamedSource::new(
         printable(&super::join_root(root, &f.file)),
-        Arc::clone(text),
+        text,
     ));
     out
 }
