@@ -59,3 +59,22 @@ impl Drop for Progress {
         }
     }
 }
+
+/// Phase timings for profiling: with `PREFLINT_TIMINGS=1` in the
+/// environment, each call prints the milliseconds since the first call and
+/// the phase that just ended to stderr. Costs one relaxed load otherwise.
+pub fn phase(name: &str) {
+    use std::sync::OnceLock;
+    static START: OnceLock<Option<Instant>> = OnceLock::new();
+    let start = START.get_or_init(|| {
+        std::env::var_os("PREFLINT_TIMINGS")
+            .is_some_and(|v| v != "0")
+            .then(Instant::now)
+    });
+    if let Some(t) = start {
+        eprintln!(
+            "preflint: timing: {:>8.1} ms  {name}",
+            t.elapsed().as_secs_f64() * 1000.0
+        );
+    }
+}

@@ -108,6 +108,7 @@ pub struct Loaded {
 /// When PATH does not exist or an entry playbook is missing.
 pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
     let root = common.path.clone();
+    crate::progress::phase("start");
     if !root.exists() {
         return Err(format!("{}: no such file or directory", root.display()));
     }
@@ -152,14 +153,16 @@ pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
     exclude_list.extend(ansible_lint_excludes(&root));
     let excludes = Excludes::new(&exclude_list);
 
-    let files = discover::discover(&root, &excludes, &sources, &mut diags);
     let loader = Loader::with_total(Arc::clone(&sources), common.max_total_mib * 1024 * 1024);
+    let files = discover::discover(&root, &excludes, &sources, &mut diags);
+    crate::progress::phase("discover");
     let yaml_paths: Vec<PathBuf> = files
         .iter()
         .filter(|f| f.kind.is_yaml())
         .map(|f| f.path.clone())
         .collect();
     loader.preload(&yaml_paths, true);
+    crate::progress::phase("parse");
     for (_, l) in loader.all() {
         diags.extend(l.diagnostics.iter().cloned());
         diags.extend(l.yaml.diagnostics.iter().cloned());
@@ -193,6 +196,7 @@ pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
             resolver: &resolver,
         },
     );
+    crate::progress::phase("model");
     diags.extend(project.diagnostics.iter().cloned());
     let diagnostics = crate::diagnostic::sorted(&sources, &diags);
     Ok(Loaded {
@@ -264,9 +268,12 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
             WhoFixesFormat::Table | WhoFixesFormat::Markdown
         ),
     );
-    let catalog = catalog(args.rules.as_deref())?;
     let config = config_for(&args.common, None)?;
-    let mut loaded = load(&args.common, &config)?;
+    let (catalog, loaded) = rayon::join(
+        || catalog(args.rules.as_deref()),
+        || load(&args.common, &config),
+    );
+    let (catalog, mut loaded) = (catalog?, loaded?);
     if let Some(name) = &args.tool_name {
         loaded.project.name.clone_from(name);
     }
@@ -378,12 +385,22 @@ fn release<T>(x: T, frees: Frees) {
 
 fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
     let config = config_for(&args.common, args.config.as_deref())?;
-    let catalog = catalog(args.rules.as_deref())?;
-    let base = baseline(&args.sysctl, &config)?;
-    let required = crate::check::required()?;
-    let loaded = load(&args.common, &config)?;
+    // The rule data is read while the tree is walked (the walk is serial).
+    let (rule_data, loaded) = rayon::join(
+        || -> Result<_, String> {
+            Ok((
+                catalog(args.rules.as_deref())?,
+                baseline(&args.sysctl, &config)?,
+                crate::check::required()?,
+            ))
+        },
+        || load(&args.common, &config),
+    );
+    let (catalog, base, required) = rule_data?;
+    let loaded = loaded?;
     let scope = scope(&loaded);
     let reached = scope.reached();
+    crate::progress::phase("variables");
     let verdicts = crate::concern::analyze::analyze(
         &loaded.project,
         &loaded.sources,
@@ -391,8 +408,10 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
         &scope,
         &reached,
     );
+    crate::progress::phase("concerns");
     let writes = crate::check::extract::sysctl_writes(&scope, &reached, &loaded.sources);
     let sysctl = crate::check::simulate(&base, &writes);
+    crate::progress::phase("sysctl");
     let cx = crate::check::Context {
         project: &loaded.project,
         sources: &loaded.sources,
@@ -434,6 +453,7 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
         });
     }
     findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    crate::progress::phase("rules");
     release((reached, verdicts, writes, sysctl), frees);
     release(scope, frees);
     let fail_level = args
@@ -470,6 +490,7 @@ fn check(args: &CheckArgs) -> Result<u8, String> {
     }
     let text = output::check::render(args.format, &run, &args.common.path.display().to_string());
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    crate::progress::phase("output");
     let failing = run.findings.iter().any(|f| f.severity >= run.fail_level);
     release(run, Frees::LeaveToExit);
     Ok(u8::from(failing))

@@ -106,20 +106,25 @@ pub fn run_rules(
     cx: &Context<'_, '_>,
     settings: &dyn Fn(&RuleMeta) -> RuleSetting,
 ) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for rule in crate::rule::registry() {
-        let meta = rule.meta();
-        let s = settings(meta);
-        if !s.enabled {
-            continue;
-        }
-        let mut found = Vec::new();
-        rule.check(cx, &mut found);
-        for mut f in found {
-            f.severity = s.severity;
-            out.push(f);
-        }
-    }
+    use rayon::prelude::*;
+    let registry = crate::rule::registry();
+    let enabled: Vec<_> = registry
+        .iter()
+        .map(|rule| (rule, settings(rule.meta())))
+        .filter(|(_, s)| s.enabled)
+        .collect();
+    // Rules run in parallel; their findings are joined in registry order.
+    let mut out: Vec<Finding> = enabled
+        .par_iter()
+        .flat_map_iter(|(rule, s)| {
+            let mut found = Vec::new();
+            rule.check(cx, &mut found);
+            for f in &mut found {
+                f.severity = s.severity;
+            }
+            found
+        })
+        .collect();
     let noqa = noqa_lines(cx.sources, &out);
     out.retain(|f| !suppressed(&noqa, f));
     out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
