@@ -10,7 +10,14 @@ use crate::source::{FileId, SourceMap, Span, line_col};
 use crate::yaml::{self, YamlFile};
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+
+/// A map keyed by a path's bytes: `Path`'s own `Hash` walks the components
+/// and was ~10% of a run's instructions in these maps (kubespray whole tree,
+/// callgrind). Two spellings of one path (`a//b`, `a/b`) are two keys,
+/// which costs a second read at most.
+type PathMap<V> = HashMap<OsString, V, foldhash::fast::RandomState>;
 use std::sync::{Arc, Mutex};
 
 /// Largest file preflint reads (bytes); larger files get a diagnostic.
@@ -51,7 +58,7 @@ pub struct Loader {
     pub sources: Arc<SourceMap>,
     /// What the file system said, asked once per path.
     pub fs: Arc<FsMemo>,
-    cache: Mutex<HashMap<PathBuf, Arc<Loaded>>>,
+    cache: Mutex<PathMap<Arc<Loaded>>>,
     /// Bytes still allowed by the run's total (default [`MAX_TOTAL_SIZE`]).
     budget: Mutex<u64>,
     total: u64,
@@ -77,7 +84,7 @@ impl Loader {
         Loader {
             sources,
             fs: Arc::new(FsMemo::default()),
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::default(),
             budget: Mutex::new(total),
             total,
         }
@@ -98,7 +105,7 @@ impl Loader {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         for (p, l) in loaded {
-            cache.entry(p).or_insert(l);
+            cache.entry(p.into_os_string()).or_insert(l);
         }
     }
 
@@ -108,7 +115,7 @@ impl Loader {
             .cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(path)
+            .get(path.as_os_str())
         {
             return Arc::clone(l);
         }
@@ -116,7 +123,7 @@ impl Loader {
         self.cache
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .entry(path.to_path_buf())
+            .entry(path.as_os_str().to_owned())
             .or_insert(l)
             .clone()
     }
@@ -154,7 +161,7 @@ impl Loader {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut v: Vec<_> = cache
             .iter()
-            .map(|(p, l)| (p.clone(), Arc::clone(l)))
+            .map(|(p, l)| (PathBuf::from(p), Arc::clone(l)))
             .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
@@ -340,9 +347,9 @@ pub enum Stat {
 /// one consistent view is the better answer anyway.
 #[derive(Debug, Default)]
 pub struct FsMemo {
-    stats: Mutex<HashMap<PathBuf, Stat>>,
-    canonical: Mutex<HashMap<PathBuf, PathBuf>>,
-    texts: Mutex<HashMap<PathBuf, Option<Arc<str>>>>,
+    stats: Mutex<PathMap<Stat>>,
+    canonical: Mutex<PathMap<PathBuf>>,
+    texts: Mutex<PathMap<Option<Arc<str>>>>,
 }
 
 fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -352,7 +359,7 @@ fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl FsMemo {
     /// `stat` of `path`, following links.
     pub fn stat(&self, path: &Path) -> Stat {
-        if let Some(s) = locked(&self.stats).get(path) {
+        if let Some(s) = locked(&self.stats).get(path.as_os_str()) {
             return *s;
         }
         let s = match std::fs::metadata(path) {
@@ -361,7 +368,7 @@ impl FsMemo {
             Ok(_) => Stat::Other,
             Err(_) => Stat::Missing,
         };
-        locked(&self.stats).insert(path.to_path_buf(), s);
+        locked(&self.stats).insert(path.as_os_str().to_owned(), s);
         s
     }
 
@@ -378,21 +385,21 @@ impl FsMemo {
     /// The canonical path (links and `..` resolved), or `path` itself when
     /// it cannot be resolved.
     pub fn canonical(&self, path: &Path) -> PathBuf {
-        if let Some(c) = locked(&self.canonical).get(path) {
+        if let Some(c) = locked(&self.canonical).get(path.as_os_str()) {
             return c.clone();
         }
         let c = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        locked(&self.canonical).insert(path.to_path_buf(), c.clone());
+        locked(&self.canonical).insert(path.as_os_str().to_owned(), c.clone());
         c
     }
 
     /// [`read_text_bounded`], once per path.
     pub fn text_bounded(&self, path: &Path) -> Option<Arc<str>> {
-        if let Some(t) = locked(&self.texts).get(path) {
+        if let Some(t) = locked(&self.texts).get(path.as_os_str()) {
             return t.clone();
         }
         let t: Option<Arc<str>> = read_text_bounded(path).map(Into::into);
-        locked(&self.texts).insert(path.to_path_buf(), t.clone());
+        locked(&self.texts).insert(path.as_os_str().to_owned(), t.clone());
         t
     }
 }

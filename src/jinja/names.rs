@@ -25,6 +25,14 @@ const GLOBAL_FUNCTIONS: &[&str] = &[
 ];
 
 pub(crate) fn referenced(src: &str) -> Vec<String> {
+    if is_template(src) {
+        return template::Shape::of(src).names(src).to_vec();
+    }
+    walk(src)
+}
+
+/// [`referenced`] without the memo of long templates.
+pub(crate) fn walk(src: &str) -> Vec<String> {
     if !parseable(src) {
         return Vec::new();
     }

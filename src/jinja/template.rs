@@ -40,15 +40,16 @@ pub(crate) fn render(template: &str, vars: &dyn VarSource) -> Rendered {
     if !is_template(template) {
         return Rendered::Value(serde_json::Value::String(template.to_string()));
     }
-    if !parseable(template) {
+    let shape = Shape::of(template);
+    if !shape.parsed {
         return too_complex(template);
+    }
+    if !shape.simple {
+        return render_with_minijinja(template, shape.names(template), vars);
     }
     let Ok(Stmt::Template(root)) = parse(template, "<template>", syntax()) else {
         return too_complex(template);
     };
-    if !simple(&root.children) {
-        return render_with_minijinja(template, vars);
-    }
     let mut ev = Evaluator::new(template, vars, false);
     let mut nodes = Vec::new();
     let mut unknown = BTreeSet::new();
@@ -69,6 +70,76 @@ pub(crate) fn render(template: &str, vars: &dyn VarSource) -> Rendered {
         None => value,
     };
     Rendered::Value(py::to_json(&value))
+}
+
+/// What a template's text alone decides: whether it parses (within the
+/// bounds), whether the evaluator interprets it ([`simple`]) or minijinja
+/// renders it, and the variables it uses. Template files and long values are
+/// rendered for every task and play that writes them (kubespray: ~600
+/// renders of ~40 distinct files on the whole tree), so long texts keep
+/// their shape for the process: it depends on the text only.
+pub(crate) struct Shape {
+    pub(crate) parsed: bool,
+    pub(crate) simple: bool,
+    names: std::sync::OnceLock<Vec<String>>,
+}
+
+/// Texts at least this long are remembered (shorter ones are cheap to scan).
+const SHAPE_MEMO_MIN_LEN: usize = 256;
+/// The memo is emptied when it holds more than this many bytes of text.
+const SHAPE_MEMO_MAX_BYTES: usize = 64 * 1024 * 1024;
+
+type ShapeMemo = std::sync::Mutex<(
+    std::collections::HashMap<Box<str>, std::sync::Arc<Shape>>,
+    usize,
+)>;
+
+impl Shape {
+    pub(crate) fn of(template: &str) -> std::sync::Arc<Shape> {
+        static MEMO: std::sync::OnceLock<ShapeMemo> = std::sync::OnceLock::new();
+        if template.len() < SHAPE_MEMO_MIN_LEN {
+            return std::sync::Arc::new(Shape::compute(template));
+        }
+        let memo = MEMO.get_or_init(ShapeMemo::default);
+        let lock = || {
+            memo.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(s) = lock().0.get(template) {
+            return std::sync::Arc::clone(s);
+        }
+        let shape = std::sync::Arc::new(Shape::compute(template));
+        let mut m = lock();
+        if m.1 + template.len() > SHAPE_MEMO_MAX_BYTES {
+            *m = Default::default();
+        }
+        m.1 += template.len();
+        m.0.insert(template.into(), std::sync::Arc::clone(&shape));
+        shape
+    }
+
+    fn compute(template: &str) -> Shape {
+        let parsed = parseable(template)
+            .then(|| parse(template, "<template>", syntax()).ok())
+            .flatten();
+        match parsed {
+            Some(Stmt::Template(root)) => Shape {
+                parsed: true,
+                simple: simple(&root.children),
+                names: std::sync::OnceLock::new(),
+            },
+            _ => Shape {
+                parsed: false,
+                simple: false,
+                names: std::sync::OnceLock::from(Vec::new()),
+            },
+        }
+    }
+
+    /// The variables `template` (the text this shape is of) uses.
+    pub(crate) fn names(&self, template: &str) -> &[String] {
+        self.names.get_or_init(|| names::walk(template))
+    }
 }
 
 fn too_complex(template: &str) -> Rendered {
@@ -126,12 +197,12 @@ fn interpret(
 }
 
 /// Renders with minijinja once every variable the template uses is known.
-fn render_with_minijinja(template: &str, vars: &dyn VarSource) -> Rendered {
+fn render_with_minijinja(template: &str, names: &[String], vars: &dyn VarSource) -> Rendered {
     let mut unknown = Vec::new();
     let mut ctx: Vec<(String, Value)> = Vec::new();
-    for name in names::referenced(template) {
-        match vars.lookup(&name) {
-            Lookup::Value(j) => ctx.push((name, py::from_json(&j))),
+    for name in names {
+        match vars.lookup(name) {
+            Lookup::Value(j) => ctx.push((name.clone(), py::from_json(&j))),
             Lookup::Missing => {}
             Lookup::Unknown(why) => unknown.push(Unknown::new(name, why)),
         }
