@@ -551,8 +551,8 @@ fn unknown_set(items: impl IntoIterator<Item = Unknown>) -> BTreeSet<Unknown> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::HashMap;
     use serde_json::json;
-    use std::collections::HashMap;
 
     /// Variables for tests: known values plus names declared unknown.
     #[derive(Default)]
@@ -569,7 +569,7 @@ mod tests {
                 .unwrap_or_default();
             Vars {
                 known,
-                unknown: HashMap::new(),
+                unknown: HashMap::default(),
             }
         }
 

@@ -5,11 +5,11 @@
 //! discovery are parsed up front with rayon; files reached later (a role in a
 //! `roles_path` outside the tree) are parsed on first use.
 
+use crate::HashMap;
 use crate::diagnostic::{Diagnostic, code};
 use crate::source::{FileId, SourceMap, Span, line_col};
 use crate::yaml::{self, YamlFile};
 use rayon::prelude::*;
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 /// and was ~10% of a run's instructions in these maps (kubespray whole tree,
 /// callgrind). Two spellings of one path (`a//b`, `a/b`) are two keys,
 /// which costs a second read at most.
-type PathMap<V> = HashMap<OsString, V, foldhash::fast::RandomState>;
+type PathMap<V> = HashMap<OsString, V>;
 use std::sync::{Arc, Mutex};
 
 /// Largest file preflint reads (bytes); larger files get a diagnostic.

@@ -12,7 +12,7 @@ use crate::ansible::project::{
 use crate::jinja::{self, Lookup, Rendered, UnknownWhy, VarSource};
 use crate::source::Span;
 use crate::yaml::{Node, Tag, Value};
-use std::collections::{HashMap, HashSet};
+use crate::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
@@ -186,7 +186,8 @@ impl PlayVars {
             all.push((30, usize::MAX, k.as_str(), d));
         }
         all.sort_by_key(|a| (a.0, a.1));
-        let mut defs: HashMap<String, Vec<DefRef>> = HashMap::with_capacity(all.len());
+        let mut defs: HashMap<String, Vec<DefRef>> =
+            HashMap::with_capacity_and_hasher(all.len(), Default::default());
         for (_, _, name, d) in all {
             match defs.get_mut(name) {
                 Some(v) => v.push(d),
@@ -195,8 +196,8 @@ impl PlayVars {
                 }
             }
         }
-        let mut registered = HashMap::new();
-        let mut set_facts: HashMap<String, Vec<(Span, Node)>> = HashMap::new();
+        let mut registered = HashMap::default();
+        let mut set_facts: HashMap<String, Vec<(Span, Node)>> = HashMap::default();
         for t in tasks {
             if let Some(r) = &t.task.register {
                 registered.entry(r.clone()).or_insert(t.task.span);
@@ -218,7 +219,7 @@ impl PlayVars {
             defs,
             registered,
             set_facts,
-            shared: Mutex::new(HashMap::new()),
+            shared: Mutex::new(HashMap::default()),
             run: None,
         }
     }
@@ -464,13 +465,13 @@ impl<'a> TaskVars<'a> {
             play,
             item: None,
             scopes,
-            cache: Slot::new(HashMap::new()),
+            cache: Slot::new(HashMap::default()),
             stack: Slot::new(Vec::new()),
             cuts: Count::default(),
             touched: Slot::new(Vec::new()),
             scoped: Count::default(),
             deepest: Count::default(),
-            renders: Slot::new(HashMap::new()),
+            renders: Slot::new(HashMap::default()),
             scope_names: OnceLock::new(),
         }
     }

@@ -7,10 +7,10 @@
 //! input can make it recurse or allocate without limit. It knows nothing of
 //! Ansible's meaning: that is `ansible::*`.
 
+use crate::HashMap;
 use crate::diagnostic::{Diagnostic, code};
 use crate::source::{FileId, Span};
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
-use std::collections::HashMap;
 use std::fmt;
 
 /// Deepest nesting of sequences and mappings accepted in one document.
@@ -287,7 +287,7 @@ pub fn parse(file: FileId, text: &str) -> YamlFile {
         file,
         offsets: Offsets::new(text),
         stack: Vec::new(),
-        anchors: HashMap::new(),
+        anchors: HashMap::default(),
         alias_budget: MAX_ALIAS_NODES,
         docs: Vec::new(),
         diagnostics: Vec::new(),
@@ -566,7 +566,7 @@ impl Builder<'_> {
     /// PyYAML builds a dict); merged keys come first, explicit keys override.
     fn merge(&mut self, keys: Vec<Node>, values: Vec<Node>) -> Vec<(Node, Node)> {
         let mut explicit: Vec<(Node, Node)> = Vec::with_capacity(keys.len());
-        let mut index: HashMap<KeyRepr, usize> = HashMap::new();
+        let mut index: HashMap<KeyRepr, usize> = HashMap::default();
         let mut merged_sources: Vec<Node> = Vec::new();
         for (k, v) in keys.into_iter().zip(values) {
             if !k.quoted && k.as_str() == Some("<<") {

@@ -14,9 +14,9 @@ use crate::discover::{DiscoveredFile, FileKind};
 use crate::load::{Loaded, Loader};
 use crate::source::Span;
 use crate::yaml::{Node, Value};
+use crate::{HashMap, HashSet};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -413,7 +413,7 @@ impl PlayState {
             layers,
             tasks: Vec::new(),
             handlers: Vec::new(),
-            ran: HashSet::new(),
+            ran: HashSet::default(),
             budget,
             full: false,
             role_runs: 0,
@@ -449,12 +449,12 @@ pub fn build(
         loader,
         cfg: AnsibleCfg::load(root),
         resolver: opts.resolver,
-        roles: HashMap::new(),
+        roles: HashMap::default(),
         shared_roles: &shared_roles,
         shared_tasks: &shared_tasks,
         unresolved: Vec::new(),
         diags: Vec::new(),
-        reported: HashSet::new(),
+        reported: HashSet::default(),
         speculation: None,
         run_cap: MAX_RUN_TASKS,
     };
@@ -603,7 +603,7 @@ fn project_name(root: &Path, loader: &Loader) -> String {
 /// `defaults/`, `meta/`... named by their path below the nearest `roles/`.
 fn find_roles(root: &Path, files: &[DiscoveredFile]) -> Vec<(String, PathBuf)> {
     let mut found: Vec<(String, PathBuf)> = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for f in files {
         let part = match f.kind {
             FileKind::Tasks => "tasks",
@@ -867,12 +867,12 @@ impl<'a> Builder<'a> {
             loader: self.loader,
             cfg: self.cfg.clone(),
             resolver: self.resolver,
-            roles: HashMap::new(),
+            roles: HashMap::default(),
             shared_roles: self.shared_roles,
             shared_tasks: self.shared_tasks,
             unresolved: Vec::new(),
             diags: Vec::new(),
-            reported: HashSet::new(),
+            reported: HashSet::default(),
             speculation: None,
             run_cap: self.run_cap,
         }

@@ -10,8 +10,8 @@ use crate::diagnostic::Severity;
 use crate::rule::{Finding, RuleMeta};
 use crate::source::SourceMap;
 use crate::sysctl::{Baseline, KeyResult, Write};
+use crate::{HashMap, HashSet};
 use serde::Deserialize;
-use std::collections::{HashMap, HashSet};
 
 /// A sysctl value Kubernetes needs (from `rules/sysctl-required.yml`).
 #[derive(Debug, Clone, Deserialize)]
@@ -139,7 +139,7 @@ fn noqa_lines(
     findings: &[Finding],
 ) -> HashMap<String, HashMap<usize, String>> {
     let wanted: HashSet<&str> = findings.iter().map(|f| f.file.as_str()).collect();
-    let mut out: HashMap<String, HashMap<usize, String>> = HashMap::new();
+    let mut out: HashMap<String, HashMap<usize, String>> = HashMap::default();
     for i in 0..sources.len() {
         let s = sources.get(crate::source::FileId(u32::try_from(i).unwrap_or(u32::MAX)));
         // The first file shown under a name is the one findings point at.

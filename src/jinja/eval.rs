@@ -12,11 +12,12 @@ use super::{
     ENV, Fail, Lookup, MAX_AST_DEPTH, MAX_RENDERED_LEN, Rendered, Unknown, UnknownWhy, VarSource,
     parseable, snippet, spend, template, unknown_set,
 };
+use crate::HashMap;
 use minijinja::State;
 use minijinja::machinery::ast::{self, BinOpKind, CallArg, CompareOpKind, Expr, UnaryOpKind};
 use minijinja::machinery::parse_expr;
 use minijinja::value::{Value, ValueKind};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// The value of one node.
 #[derive(Debug, Clone)]
@@ -132,7 +133,7 @@ impl<'a> Evaluator<'a> {
             vars,
             src,
             state: ENV.empty_state(),
-            cache: HashMap::new(),
+            cache: HashMap::default(),
             depth: 0,
             conditional,
             reported: 0,

@@ -89,10 +89,7 @@ const SHAPE_MEMO_MIN_LEN: usize = 256;
 /// The memo is emptied when it holds more than this many bytes of text.
 const SHAPE_MEMO_MAX_BYTES: usize = 64 * 1024 * 1024;
 
-type ShapeMemo = std::sync::Mutex<(
-    std::collections::HashMap<Box<str>, std::sync::Arc<Shape>>,
-    usize,
-)>;
+type ShapeMemo = std::sync::Mutex<(crate::HashMap<Box<str>, std::sync::Arc<Shape>>, usize)>;
 
 impl Shape {
     pub(crate) fn of(template: &str) -> std::sync::Arc<Shape> {

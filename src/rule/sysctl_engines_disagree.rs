@@ -2,11 +2,11 @@
 //! different values for a key the tree writes.
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
+use crate::HashMap;
 use crate::check::Context;
 use crate::check::extract::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::{Engine, WriteKind};
-use std::collections::HashMap;
 
 pub static META: RuleMeta = RuleMeta {
     id: "sysctl-engines-disagree",
@@ -46,7 +46,7 @@ impl Rule for SysctlEnginesDisagree {
 
     fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         // The tree's first persist of each key.
-        let mut first_persist: HashMap<String, &Found> = HashMap::new();
+        let mut first_persist: HashMap<String, &Found> = HashMap::default();
         for f in cx.writes {
             if let WriteKind::Persist { key, .. } = &f.write.kind {
                 first_persist

@@ -6,7 +6,7 @@ use crate::check::Context;
 use crate::check::extract::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;
-use std::collections::{HashMap, HashSet};
+use crate::{HashMap, HashSet};
 
 pub static META: RuleMeta = RuleMeta {
     id: "sysctl-overridden-at-boot",
@@ -59,7 +59,7 @@ impl Rule for SysctlOverriddenAtBoot {
             .iter()
             .map(|r| crate::sysctl::normalize_key(&r.key))
             .collect();
-        let mut persists: HashMap<String, Vec<(&str, &Found)>> = HashMap::new();
+        let mut persists: HashMap<String, Vec<(&str, &Found)>> = HashMap::default();
         for f in cx.writes {
             if let WriteKind::Persist { key, value, .. } = &f.write.kind {
                 let key = crate::sysctl::normalize_key(key);

@@ -2,11 +2,11 @@
 //! values into the same file.
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
+use crate::HashMap;
 use crate::check::Context;
 use crate::check::extract::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;
-use std::collections::HashMap;
 
 pub static META: RuleMeta = RuleMeta {
     id: "sysctl-same-file-contention",
@@ -57,7 +57,7 @@ impl Rule for SysctlSameFileContention {
                 _ => None,
             })
             .collect();
-        let mut groups: HashMap<(&str, &str), Earlier> = HashMap::new();
+        let mut groups: HashMap<(&str, &str), Earlier> = HashMap::default();
         for (i, p) in persists.iter().enumerate() {
             let group = groups.entry((p.file, p.key.as_str())).or_default();
             let clash = group.first_clash(&persists, p);

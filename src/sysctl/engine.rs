@@ -12,7 +12,8 @@ use super::conf::{
     sysctl_file_kind,
 };
 use super::{Engine, Evidence, Setting};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use crate::HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 /// Most links followed in one resolution (as the kernel's limit).
@@ -43,7 +44,7 @@ pub(crate) struct Content {
 
 impl Content {
     fn new(lines: Vec<Line>, source: Option<String>) -> Self {
-        let mut by_key: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_key: HashMap<String, Vec<usize>> = HashMap::default();
         for (i, l) in lines.iter().enumerate() {
             by_key.entry(l.key.clone()).or_default().push(i);
         }
@@ -707,7 +708,7 @@ pub(crate) fn evaluate(
         .flat_map(|f| f.lines.iter().map(move |l| (f, *l)))
         .collect();
 
-    let mut by_key: HashMap<&str, Vec<(usize, Option<&str>)>> = HashMap::new();
+    let mut by_key: HashMap<&str, Vec<(usize, Option<&str>)>> = HashMap::default();
     for (i, (_, l)) in seq.iter().enumerate() {
         by_key
             .entry(l.key.as_str())

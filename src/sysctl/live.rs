@@ -19,7 +19,8 @@
 use super::conf::is_glob;
 use super::engine::{FileSet, Globs, KeyBoot};
 use super::{Engine, Evidence, Live, Write};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use crate::HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// An application, kept until the keys it set are worked out.
 #[derive(Debug)]
@@ -75,9 +76,9 @@ impl<'g> LiveValues<'g> {
     pub fn new(globs: &'g Globs) -> Self {
         LiveValues {
             globs,
-            settled: HashMap::new(),
-            settled_at: HashMap::new(),
-            by_file: HashMap::new(),
+            settled: HashMap::default(),
+            settled_at: HashMap::default(),
+            by_file: HashMap::default(),
             by_engine: [None, None],
             by_glob: BTreeMap::new(),
         }
@@ -207,7 +208,7 @@ impl<'g> LiveValues<'g> {
 
     /// The live value of every tracked key that has one, after the last write.
     pub fn finish(&self, files: &FileSet, tracked: &BTreeSet<String>) -> BTreeMap<String, Live> {
-        let mut globbed: HashMap<&str, &Stamped> = HashMap::new();
+        let mut globbed: HashMap<&str, &Stamped> = HashMap::default();
         for (glob, set) in &self.by_glob {
             for key in self.globs.matching(glob) {
                 match globbed.get(key.as_str()) {

@@ -11,7 +11,8 @@ mod engine {
         resolve_link_target, sysctl_file_kind,
     };
     use super::super::{Engine, Evidence, Setting};
-    use std::collections::{BTreeMap, BTreeSet, HashMap};
+    use crate::HashMap;
+    use std::collections::{BTreeMap, BTreeSet};
 
     /// Most links followed in one resolution (as the kernel's limit).
     const MAX_HOPS: usize = 40;
@@ -287,9 +288,9 @@ mod engine {
             .flat_map(|f| f.lines.iter().map(move |l| setting(f, l)))
             .collect();
 
-        let mut by_key: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut by_key: HashMap<&str, Vec<usize>> = HashMap::default();
         // systemd's ordered map: key -> (retained value, position of last change).
-        let mut retained: HashMap<&str, (Option<&str>, usize)> = HashMap::new();
+        let mut retained: HashMap<&str, (Option<&str>, usize)> = HashMap::default();
         for (i, s) in seq.iter().enumerate() {
             by_key.entry(s.key.as_str()).or_default().push(i);
             let v = s.value.as_deref();

@@ -8,9 +8,9 @@
 //! Paths are joined with the root so they are relative to the checkout.
 
 use super::{Report, at_least_one, to_json};
+use crate::HashMap;
 use crate::diagnostic::Severity;
 use serde::Serialize;
-use std::collections::HashMap;
 
 #[derive(Serialize)]
 struct Issue {
@@ -53,7 +53,7 @@ fn severity(s: Severity) -> &'static str {
 }
 
 pub(super) fn render(report: &Report<'_>) -> String {
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut seen: HashMap<&str, usize> = HashMap::default();
     let issues: Vec<Issue> = report
         .findings
         .iter()

@@ -7,13 +7,13 @@
 //! Colour comes from miette's theme only, chosen by [`Report::color`].
 
 use super::{Report, at_least_one};
+use crate::HashMap;
 use crate::diagnostic::Severity;
 use crate::rule::{Finding, Related};
 use crate::source::SourceMap;
 use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode,
 };
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -87,7 +87,7 @@ struct Texts {
 
 impl Texts {
     fn new(sources: Option<&SourceMap>) -> Self {
-        let mut files = HashMap::new();
+        let mut files = HashMap::default();
         if let Some(sources) = sources {
             for i in 0..sources.len() {
                 let Ok(id) = u32::try_from(i) else { break };
