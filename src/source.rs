@@ -112,6 +112,22 @@ impl SourceMap {
 /// outside the root.
 #[must_use]
 pub fn display_path(root: &Path, path: &Path) -> String {
+    // The common case by bytes (`Path::strip_prefix` compares components).
+    let (r, p) = (
+        root.as_os_str().as_encoded_bytes(),
+        path.as_os_str().as_encoded_bytes(),
+    );
+    let r = r.strip_suffix(b"/").unwrap_or(r);
+    if !r.is_empty()
+        && let Some(rest) = p.strip_prefix(r).and_then(|x| x.strip_prefix(b"/"))
+        && rest
+            .split(|b| *b == b'/')
+            .all(|seg| !seg.is_empty() && seg != b".")
+        && !rest.contains(&b'\\')
+        && let Ok(rest) = std::str::from_utf8(rest)
+    {
+        return rest.to_string();
+    }
     let rel = path.strip_prefix(root).unwrap_or(path);
     let s = rel.to_string_lossy().replace('\\', "/");
     if s.is_empty() { ".".to_string() } else { s }
@@ -139,6 +155,42 @@ pub fn line_col(text: &str, offset: usize) -> (u32, u32) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn display_path_fast_path_agrees_with_components() {
+        let slow = |root: &Path, path: &Path| {
+            let rel = path.strip_prefix(root).unwrap_or(path);
+            let s = rel.to_string_lossy().replace('\\', "/");
+            if s.is_empty() { ".".to_string() } else { s }
+        };
+        let roots = ["/t", "/t/", "t", "./t", ".", "/", "/t/x/..", "t//u"];
+        let paths = [
+            "/t/a.yml",
+            "/t/a/b.yml",
+            "/t//a.yml",
+            "/t/./a.yml",
+            "/t/a/./b",
+            "/t/a//b",
+            "/t/a/",
+            "/t",
+            "/t/",
+            "/u/a",
+            "t/a.yml",
+            "./t/a.yml",
+            "./a",
+            "a",
+            "/t/x/../a",
+            "t//u/a",
+            "t/u/a",
+            "/tt/a",
+        ];
+        for r in roots {
+            for p in paths {
+                let (r, p) = (Path::new(r), Path::new(p));
+                assert_eq!(display_path(r, p), slow(r, p), "{r:?} {p:?}");
+            }
+        }
+    }
+
     use super::*;
 
     #[test]

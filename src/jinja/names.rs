@@ -25,7 +25,7 @@ const GLOBAL_FUNCTIONS: &[&str] = &[
 ];
 
 pub(crate) fn referenced(src: &str) -> Vec<String> {
-    if is_template(src) {
+    if is_template(src) && src.len() >= template::SHAPE_MEMO_MIN_LEN {
         return template::Shape::of(src).names(src).to_vec();
     }
     walk(src)

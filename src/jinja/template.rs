@@ -40,16 +40,23 @@ pub(crate) fn render(template: &str, vars: &dyn VarSource) -> Rendered {
     if !is_template(template) {
         return Rendered::Value(serde_json::Value::String(template.to_string()));
     }
-    let shape = Shape::of(template);
-    if !shape.parsed {
+    if template.len() >= SHAPE_MEMO_MIN_LEN {
+        let shape = Shape::of(template);
+        if !shape.parsed {
+            return too_complex(template);
+        }
+        if !shape.simple {
+            return render_with_minijinja(template, shape.names(template), vars);
+        }
+    } else if !parseable(template) {
         return too_complex(template);
-    }
-    if !shape.simple {
-        return render_with_minijinja(template, shape.names(template), vars);
     }
     let Ok(Stmt::Template(root)) = parse(template, "<template>", syntax()) else {
         return too_complex(template);
     };
+    if !simple(&root.children) {
+        return render_with_minijinja(template, &names::walk(template), vars);
+    }
     let mut ev = Evaluator::new(template, vars, false);
     let mut nodes = Vec::new();
     let mut unknown = BTreeSet::new();
@@ -85,13 +92,14 @@ pub(crate) struct Shape {
 }
 
 /// Texts at least this long are remembered (shorter ones are cheap to scan).
-const SHAPE_MEMO_MIN_LEN: usize = 256;
+pub(crate) const SHAPE_MEMO_MIN_LEN: usize = 256;
 /// The memo is emptied when it holds more than this many bytes of text.
 const SHAPE_MEMO_MAX_BYTES: usize = 64 * 1024 * 1024;
 
 type ShapeMemo = std::sync::Mutex<(crate::HashMap<Box<str>, std::sync::Arc<Shape>>, usize)>;
 
 impl Shape {
+    /// The shape of `template`, remembered when it is long.
     pub(crate) fn of(template: &str) -> std::sync::Arc<Shape> {
         static MEMO: std::sync::OnceLock<ShapeMemo> = std::sync::OnceLock::new();
         if template.len() < SHAPE_MEMO_MIN_LEN {
