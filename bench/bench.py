@@ -455,20 +455,24 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
     say(f"  read floor command (shell, not Python): {shown}")
     rows.append(measure("floor: read every YAML byte (find|xargs cat)", cmd, args.runs, tmp, "floor"))
     floor_par = None
+    floor_distinct = None
     if floor_bin is None:
         say(f"  parse floor: not available ({floor_why})")
         rows.append(Row("floor: parse all YAML, 1 thread", "floor", "not available"))
         rows.append(Row("floor: parse all YAML, parallel", "floor", "not available"))
     else:
-        r1, rp = measure_interleaved(
+        r1, rp, rd = measure_interleaved(
             [("floor: parse all YAML, 1 thread", [str(floor_bin), str(tree)], env_with(RAYON_NUM_THREADS=1),
               "floor", ""),
              ("floor: parse all YAML, parallel", [str(floor_bin), str(tree)], env_without("RAYON_NUM_THREADS"),
-              "floor", "")], args.runs, tmp)
-        for r in (r1, rp):
+              "floor", ""),
+             ("floor: parse each distinct file, parallel", [str(floor_bin), str(tree), "--distinct"],
+              env_without("RAYON_NUM_THREADS"), "floor", "")], args.runs, tmp)
+        for r in (r1, rp, rd):
             r.note = join_notes(r.note, r.first_stdout.decode("utf-8", "replace").strip())
-        rows += [r1, rp]
+        rows += [r1, rp, rd]
         floor_par = rp.median if rp.ok else None
+        floor_distinct = rd.median if rd.ok else None
     say()
 
     baseline_rows = []
@@ -539,6 +543,9 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
         if floor_par:
             x = r.median / floor_par
             say(f"  [{verdict(x <= 1.5)}] {label} <= 1.5x the parallel parse floor: {x:.2f}x")
+            if floor_distinct:
+                say(f"            (vs parsing each distinct file once, as preflint reads a file reached "
+                    f"through links once: {r.median / floor_distinct:.2f}x)")
         else:
             say(f"  [N/A    ] {label} <= 1.5x the parallel parse floor: parse floor not available")
         if al:

@@ -3,7 +3,11 @@
 //! with the same YAML parser preflint uses — and nothing else (no role
 //! resolution, no templating, no output beyond one summary line).
 //!
-//! Usage: cargo run --release --example parse_floor -- TREE
+//! Usage: cargo run --release --example parse_floor -- TREE [--distinct]
+//!
+//! `--distinct` parses each distinct file once (device and inode): a file
+//! reached through a linked directory or a hard link is counted and parsed
+//! under one path only, the shortest, as preflint's loader does.
 //! Threads: rayon's default (one per core); set RAYON_NUM_THREADS=1 for the
 //! single-threaded floor.
 //!
@@ -37,6 +41,7 @@ fn main() {
     let root = std::env::args_os()
         .nth(1)
         .map_or_else(|| PathBuf::from("."), PathBuf::from);
+    let distinct = std::env::args_os().skip(2).any(|a| a == "--distinct");
 
     let mut paths: Vec<PathBuf> = WalkDir::new(&root)
         .follow_links(true)
@@ -57,6 +62,9 @@ fn main() {
         .map(walkdir::DirEntry::into_path)
         .collect();
     paths.sort();
+    if distinct {
+        paths = distinct_files(paths);
+    }
 
     // (files parsed, documents, bytes, files that failed to read or parse)
     let (files, docs, bytes, failed) = paths
@@ -83,4 +91,32 @@ fn main() {
         "files: {files}  docs: {docs}  bytes: {bytes}  failed: {failed}  threads: {}",
         rayon::current_num_threads()
     );
+}
+
+/// One path per (device, inode), the one with fewest components (then the
+/// first in order), in the original order.
+#[cfg(unix)]
+fn distinct_files(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let mut best: std::collections::HashMap<(u64, u64), &PathBuf> =
+        std::collections::HashMap::new();
+    for p in &paths {
+        if let Some(i) = id(p) {
+            let e = best.entry(i).or_insert(p);
+            if p.components().count() < e.components().count() {
+                *e = p;
+            }
+        }
+    }
+    paths
+        .iter()
+        .filter(|p| id(p).is_none_or(|i| best.get(&i) == Some(p)))
+        .cloned()
+        .collect()
+}
+
+#[cfg(not(unix))]
+fn distinct_files(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths
 }

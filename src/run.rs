@@ -163,10 +163,7 @@ pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
         .collect();
     loader.preload(&yaml_paths, true);
     crate::progress::phase("parse");
-    for (_, l) in loader.all() {
-        diags.extend(l.diagnostics.iter().cloned());
-        diags.extend(l.yaml.diagnostics.iter().cloned());
-    }
+    diags.extend(loader.diagnostics());
     let mut extra = crate::vars::ExtraVars {
         vars: config.extra_vars.clone(),
     };

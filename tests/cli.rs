@@ -297,3 +297,73 @@ fn colour_and_quiet() {
     );
     assert!(quiet.stderr.is_empty(), "--quiet keeps stderr clean");
 }
+
+/// A file reached through a linked directory is read once, but every path
+/// still gets its own tasks and its own syntax errors.
+#[cfg(unix)]
+#[test]
+fn files_reached_through_links_keep_their_paths() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write("play.yml", "- hosts: all\n  roles: [r]\n");
+    write("site/play.yml", "- hosts: all\n  roles: [r]\n");
+    write(
+        "roles/r/tasks/main.yml",
+        "- name: load br_netfilter\n  community.general.modprobe:\n    name: br_netfilter\n",
+    );
+    write("roles/r/tasks/broken.yml", "a: [\n");
+    std::os::unix::fs::symlink("../roles", root.join("site/roles")).expect("symlink");
+    let root_s = root.display().to_string();
+    let out = preflint(
+        &[
+            "tasks",
+            "--format",
+            "json",
+            "--playbook",
+            "play.yml",
+            "--playbook",
+            "site/play.yml",
+            &root_s,
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let files: Vec<&str> = v["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .flat_map(|e| e["plays"].as_array().expect("plays"))
+        .flat_map(|p| p["tasks"].as_array().expect("tasks"))
+        .map(|t| t["file"].as_str().expect("file"))
+        .collect();
+    assert_eq!(
+        files,
+        ["roles/r/tasks/main.yml", "site/roles/r/tasks/main.yml"]
+    );
+    let broken: Vec<(&str, u64)> = v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| d["code"] == "yaml-syntax-error")
+        .map(|d| {
+            (
+                d["file"].as_str().expect("file"),
+                d["line"].as_u64().expect("line"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        broken,
+        [
+            ("roles/r/tasks/broken.yml", 2),
+            ("site/roles/r/tasks/broken.yml", 2)
+        ]
+    );
+    assert_eq!(v["stats"]["yaml_files"], 6);
+    assert_eq!(v["stats"]["yaml_failed"], 2);
+}

@@ -462,7 +462,7 @@ pub fn build(
     let yaml_bytes = files
         .iter()
         .filter(|f| f.kind.is_yaml())
-        .filter_map(|f| loader.yaml(&f.path).text.as_ref().map(|t| t.len()))
+        .filter_map(|f| loader.status(&f.path).1)
         .sum();
     let mut run = RunSpent {
         cap: run_task_bound(yaml_bytes),
@@ -555,8 +555,7 @@ pub fn build(
     };
     for f in files.iter().filter(|f| f.kind.is_yaml()) {
         stats.yaml_files += 1;
-        let l = loader.yaml(&f.path);
-        if l.ok() {
+        if loader.status(&f.path).0 {
             stats.yaml_parsed += 1;
         } else {
             stats.yaml_failed += 1;
