@@ -96,38 +96,98 @@ const SKIP_DIRS: &[&str] = &[
 ];
 
 /// Walks `root` and returns its files sorted by relative path.
+///
+/// Each entry of the root is walked on its own, in parallel (walking
+/// kubespray's 1,100 directories takes ~12 ms on one thread, most of it in
+/// the kernel). A link back to the root, an ancestor no walk of an entry
+/// sees, is reported as the loop it is.
 pub fn discover(
     root: &Path,
     excludes: &Excludes,
     sources: &SourceMap,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<DiscoveredFile> {
-    let mut out = Vec::new();
-    let walker = WalkDir::new(root)
-        .follow_links(true)
-        .sort_by_file_name()
-        .into_iter();
+    use rayon::prelude::*;
     // A link out of the tree (`vendor -> /usr`) would make the walk read the
     // whole file system: it is not walked (an include through it still reads
     // the file it reaches).
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let Ok(entries) = std::fs::read_dir(root) else {
+        // Not a readable directory: one walk reports why.
+        return collect(
+            vec![walk(root, 0, root, &canonical_root, excludes, sources)],
+            diags,
+        );
+    };
+    let mut top: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    top.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    let walks = top
+        .par_iter()
+        .map(|entry| walk(entry, 1, root, &canonical_root, excludes, sources))
+        .collect();
+    collect(walks, diags)
+}
+
+/// What one walk found: files and problems.
+#[derive(Default)]
+struct Walked {
+    files: Vec<DiscoveredFile>,
+    diags: Vec<Diagnostic>,
+}
+
+fn collect(walks: Vec<Walked>, diags: &mut Vec<Diagnostic>) -> Vec<DiscoveredFile> {
+    let mut out = Vec::new();
+    for w in walks {
+        out.extend(w.files);
+        diags.extend(w.diags);
+    }
+    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out
+}
+
+/// Walks `start`, which is `depth` levels below `root`.
+fn walk(
+    start: &Path,
+    depth: usize,
+    root: &Path,
+    canonical_root: &Path,
+    excludes: &Excludes,
+    sources: &SourceMap,
+) -> Walked {
+    let mut w = Walked::default();
+    let walker = WalkDir::new(start)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter();
     let outside: std::cell::RefCell<Vec<(PathBuf, PathBuf)>> = std::cell::RefCell::default();
+    let looped: std::cell::RefCell<Vec<PathBuf>> = std::cell::RefCell::default();
     let mut it = walker.filter_entry(|e| {
+        let depth = e.depth() + depth;
         let name = e.file_name().to_string_lossy();
-        if e.depth() > 0 && e.file_type().is_dir() && SKIP_DIRS.contains(&name.as_ref()) {
+        if depth > 0 && e.file_type().is_dir() && SKIP_DIRS.contains(&name.as_ref()) {
             return false;
         }
-        if e.depth() > 0
+        if depth > 0
             && e.path_is_symlink()
             && let Ok(target) = e.path().canonicalize()
-            && !target.starts_with(&canonical_root)
         {
-            outside.borrow_mut().push((e.path().to_path_buf(), target));
-            return false;
+            if !target.starts_with(canonical_root) {
+                outside.borrow_mut().push((e.path().to_path_buf(), target));
+                return false;
+            }
+            if target == canonical_root {
+                looped.borrow_mut().push(e.path().to_path_buf());
+                return false;
+            }
         }
         let rel = display_path(root, e.path());
-        e.depth() == 0 || !excludes.matches(&rel)
+        depth == 0 || !excludes.matches(&rel)
     });
+    let link_problem = |path: &Path, what: String| {
+        let id = sources.add(path, "".into());
+        Diagnostic::warning(code::IO, Span::file_start(id), what)
+            .with_help("fix or remove the link, or exclude the path with --exclude")
+    };
     loop {
         let entry = match it.next() {
             None => break,
@@ -135,8 +195,7 @@ pub fn discover(
             Some(Err(err)) => {
                 let path = err
                     .path()
-                    .map_or_else(|| root.to_path_buf(), Path::to_path_buf);
-                let id = sources.add(&path, "".into());
+                    .map_or_else(|| start.to_path_buf(), Path::to_path_buf);
                 let what = if err.loop_ancestor().is_some() {
                     "symbolic link loop; not followed".to_string()
                 } else if path
@@ -148,10 +207,7 @@ pub fn discover(
                 } else {
                     format!("cannot read: {err}")
                 };
-                diags.push(
-                    Diagnostic::warning(code::IO, Span::file_start(id), what)
-                        .with_help("fix or remove the link, or exclude the path with --exclude"),
-                );
+                w.diags.push(link_problem(&path, what));
                 continue;
             }
         };
@@ -160,16 +216,22 @@ pub fn discover(
         }
         let rel = display_path(root, entry.path());
         let kind = classify(&rel);
-        out.push(DiscoveredFile {
+        w.files.push(DiscoveredFile {
             path: entry.path().to_path_buf(),
             rel,
             kind,
         });
     }
     drop(it);
+    for path in looped.into_inner() {
+        w.diags.push(link_problem(
+            &path,
+            "symbolic link loop; not followed".into(),
+        ));
+    }
     for (link, target) in outside.into_inner() {
         let id = sources.add(&link, "".into());
-        diags.push(
+        w.diags.push(
             Diagnostic::new(
                 code::IO,
                 crate::diagnostic::Severity::Info,
@@ -182,8 +244,7 @@ pub fn discover(
             .with_help("analyse the tree it points to on its own, or include its files by path"),
         );
     }
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
-    out
+    w
 }
 
 /// Classifies a file by its path relative to the root.

@@ -21,6 +21,7 @@ use std::sync::Arc;
 /// # Errors
 /// A setup error (missing path, unreadable config) as a message.
 pub fn run(cli: Cli) -> Result<u8, String> {
+    crate::progress::phase("arguments");
     let ui = Ui {
         color: match cli.color {
             crate::cli::ColorChoice::Always => true,

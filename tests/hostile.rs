@@ -420,6 +420,10 @@ fn symlink_loops_and_dangling_links_are_skipped() {
         .expect("dangling link");
     std::os::unix::fs::symlink("..", root.join("roles/linked/loop")).expect("loop link");
     std::os::unix::fs::symlink(".", root.join("roles/good/tasks/self")).expect("self link");
+    // Back to the root, from below and at the top: each entry of the root is
+    // walked on its own, so the root is an ancestor only the tree knows.
+    std::os::unix::fs::symlink("../../..", root.join("roles/good/tasks/top")).expect("root link");
+    std::os::unix::fs::symlink(".", root.join("here")).expect("root self link");
     // Out of the tree: walking /usr would read thousands of files.
     std::os::unix::fs::symlink("/usr", root.join("vendor")).expect("outside link");
     std::os::unix::fs::symlink("/dev/zero", root.join("roles/linked/tasks/zero.yml"))
@@ -429,6 +433,10 @@ fn symlink_loops_and_dangling_links_are_skipped() {
     assert!(msg.contains("loop"), "{msg}");
     let msg = r.assert_diag("load-io-error", "roles/good/tasks/self", 1, 1);
     assert!(msg.contains("loop"), "{msg}");
+    for link in ["roles/good/tasks/top", "here"] {
+        let msg = r.assert_diag("load-io-error", link, 1, 1);
+        assert!(msg.contains("loop"), "{link}: {msg}");
+    }
     let msg = r.assert_diag("load-io-error", "roles/linked/tasks/dangling.yml", 1, 1);
     assert!(msg.contains("dangling"), "{msg}");
     r.assert_diag("include-not-found", "roles/linked/tasks/main.yml", 3, 34);
