@@ -91,11 +91,22 @@ pub struct PlayVars {
 /// one when every name it rests on has the same winning definition there
 /// (the same entry of the same shared layer, e.g. a role's defaults) and is
 /// registered or not alike: its value is then the same.
+///
+/// Task arguments rendered outside any variable's resolution are shared
+/// the same way, by their template text: kubespray's whole tree reaches
+/// 9,407 task instances of 1,192 tasks, most of them rendering the same
+/// arguments over the same definitions in play after play.
 #[derive(Default)]
-pub struct RunShared(Mutex<HashMap<String, Vec<Variant>>>);
+pub struct RunShared(
+    Mutex<HashMap<String, Vec<Variant>>>,
+    Mutex<HashMap<String, Vec<RenderVariant>>>,
+);
 
 /// A result and what each name it rests on stood on where it was computed.
 type Variant = (Arc<Shared>, Vec<Ident>);
+
+/// A rendered template, the names it rests on, and what each stood on.
+type RenderVariant = (LookupOwned, Arc<[String]>, Vec<Ident>);
 
 /// Most variants of one name kept in [`RunShared`].
 const MAX_RUN_VARIANTS: usize = 8;
@@ -309,6 +320,48 @@ impl PlayVars {
         }
     }
 
+    /// A render of `template` another task (of this play or another)
+    /// computed that holds here: `fits` says the task's own scopes define
+    /// none of the names it rested on, and each of them stands on the same
+    /// definition here.
+    fn render_from_run(
+        &self,
+        template: &str,
+        fits: impl Fn(&[String]) -> bool,
+    ) -> Option<LookupOwned> {
+        let run = self.run.as_ref()?;
+        let variants = run
+            .1
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(template)?
+            .clone();
+        variants.into_iter().find_map(|(v, deps, idents)| {
+            let same = deps
+                .iter()
+                .zip(&idents)
+                .all(|(d, id)| self.ident(d) == Some(*id));
+            (same && fits(&deps)).then_some(v)
+        })
+    }
+
+    /// Offers a render that rested on play-level names only to the run.
+    fn offer_render(&self, template: &str, v: &LookupOwned, deps: Vec<String>) {
+        let Some(run) = &self.run else { return };
+        let Some(idents) = deps
+            .iter()
+            .map(|d| self.ident(d))
+            .collect::<Option<Vec<Ident>>>()
+        else {
+            return;
+        };
+        let mut map = run.1.lock().unwrap_or_else(PoisonError::into_inner);
+        let variants = map.entry(template.to_string()).or_default();
+        if variants.len() < MAX_RUN_VARIANTS && !variants.iter().any(|(_, _, i)| *i == idents) {
+            variants.push((v.clone(), deps.into(), idents));
+        }
+    }
+
     fn refs(&self, name: &str) -> &[DefRef] {
         self.defs.get(name).map_or(&[], Vec::as_slice)
     }
@@ -418,6 +471,9 @@ pub struct TaskVars<'a> {
     deepest: Count,
     /// Templated strings rendered outside any variable's resolution.
     renders: Slot<HashMap<String, LookupOwned>>,
+    /// Top-level renders in progress: the log of consulted names is kept
+    /// until they end (it says what the render rested on).
+    recording: Count,
     /// Names the task's scopes define (built on first use).
     scope_names: OnceLock<HashSet<&'a str>>,
 }
@@ -472,6 +528,7 @@ impl<'a> TaskVars<'a> {
             scoped: Count::default(),
             deepest: Count::default(),
             renders: Slot::new(HashMap::default()),
+            recording: Count::default(),
             scope_names: OnceLock::new(),
         }
     }
@@ -648,7 +705,7 @@ impl<'a> TaskVars<'a> {
             self.play.offer_to_run(name, &entry);
         }
         self.cache.borrow_mut().insert(name.to_string(), entry);
-        if self.stack.borrow().is_empty() {
+        if self.stack.borrow().is_empty() && self.recording.get() == 0 {
             // Nothing being resolved depends on the log any more.
             self.touched.borrow_mut().clear();
         }
@@ -667,6 +724,18 @@ impl<'a> TaskVars<'a> {
         let reach = self.stack.borrow().len() + r.depth;
         self.deepest.set(self.deepest.get().max(reach));
         Arc::clone(&r.resolved)
+    }
+
+    fn render(&self, template: &str) -> LookupOwned {
+        match jinja::render(template, self) {
+            Rendered::Value(v) => LookupOwned::Value(v),
+            Rendered::Unknown(u) => LookupOwned::Unknown(
+                u.iter()
+                    .map(|x| x.why.clone())
+                    .min()
+                    .unwrap_or(UnknownWhy::TooComplex),
+            ),
+        }
     }
 
     /// Whether a play-level result holds for this task: none of the names it
@@ -722,22 +791,36 @@ impl<'a> TaskVars<'a> {
                 // Task arguments are rendered by several analyses: kept per
                 // template text. Not inside a variable's resolution, whose
                 // dependencies are recorded by the lookups a render makes.
-                let top = self.stack.borrow().is_empty();
-                if top && let Some(v) = self.renders.borrow().get(s.as_str()) {
+                let top = self.stack.borrow().is_empty() && self.recording.get() == 0;
+                if !top {
+                    return self.render(s);
+                }
+                if let Some(v) = self.renders.borrow().get(s.as_str()) {
                     return v.clone();
                 }
-                let v = match jinja::render(s, self) {
-                    Rendered::Value(v) => LookupOwned::Value(v),
-                    Rendered::Unknown(u) => LookupOwned::Unknown(
-                        u.iter()
-                            .map(|x| x.why.clone())
-                            .min()
-                            .unwrap_or(UnknownWhy::TooComplex),
-                    ),
-                };
-                if top {
+                if let Some(v) = self.play.render_from_run(s, |deps| self.sees_as_play(deps)) {
                     self.renders.borrow_mut().insert(s.clone(), v.clone());
+                    return v;
                 }
+                let (start, scoped, cuts) = (
+                    self.touched.borrow().len(),
+                    self.scoped.get(),
+                    self.cuts.get(),
+                );
+                self.recording.set(1);
+                let v = self.render(s);
+                self.recording.set(0);
+                let mut deps: Vec<String> = self.touched.borrow_mut().split_off(start);
+                // Only what rested on play-level names, uncut, holds elsewhere.
+                if self.scoped.get() == scoped && self.cuts.get() == cuts {
+                    deps.sort_unstable();
+                    deps.dedup();
+                    self.play.offer_render(s, &v, deps);
+                }
+                if self.stack.borrow().is_empty() {
+                    self.touched.borrow_mut().clear();
+                }
+                self.renders.borrow_mut().insert(s.clone(), v.clone());
                 v
             }
             Value::Seq(items) => {
@@ -978,5 +1061,59 @@ mod tests {
             Some("one-x".into())
         );
         assert_eq!(run.0.lock().expect("lock")["a"].len(), 2);
+    }
+
+    #[test]
+    fn run_wide_renders_hold_only_where_the_same_definitions_win() {
+        let run = Arc::new(RunShared::default());
+        let defaults = layer(
+            LayerKind::RoleDefaults { role: "r".into() },
+            "a: \"{{ b }}-x\"\nb: one\n",
+        );
+        let play = |extra: Option<&str>| {
+            let mut layers = vec![Arc::clone(&defaults)];
+            if let Some(text) = extra {
+                layers.push(layer(LayerKind::PlayVars, text));
+            }
+            PlayVars::from_parts(&layers, std::iter::empty(), &ExtraVars::default())
+                .with_run(Arc::clone(&run))
+        };
+        let arg = layer(LayerKind::TaskVars, "dest: \"/etc/{{ a }}.conf\"\n");
+        let dest = arg.node.get("dest").expect("dest").clone();
+        let render = |pv: &PlayVars, scopes: &[Arc<VarLayer>], item: Option<serde_json::Value>| {
+            match task_vars(pv, scopes, item).value(&dest) {
+                LookupOwned::Value(v) => Some(v),
+                _ => None,
+            }
+        };
+        let first = play(None);
+        assert_eq!(render(&first, &[], None), Some("/etc/one-x.conf".into()));
+        assert_eq!(
+            run.1.lock().expect("lock")[dest.as_str().expect("str")].len(),
+            1
+        );
+        // Another play overriding a name two levels down renders afresh.
+        let other = play(Some("b: two\n"));
+        assert_eq!(render(&other, &[], None), Some("/etc/two-x.conf".into()));
+        // A task whose own vars define such a name, in the first play.
+        let scope = [layer(LayerKind::TaskVars, "b: three\n")];
+        assert_eq!(
+            render(&first, &scope, None),
+            Some("/etc/three-x.conf".into())
+        );
+        // A loop item is the task's own: `b` as the item is not shared either.
+        let looped = layer(LayerKind::TaskVars, "dest: \"{{ item }}-{{ a }}\"\n");
+        let node = looped.node.get("dest").expect("dest").clone();
+        let tv = task_vars(&first, &[], Some("i".into()));
+        assert!(matches!(tv.value(&node), LookupOwned::Value(v) if v == "i-one-x"));
+        let tv = task_vars(&first, &[], Some("j".into()));
+        assert!(matches!(tv.value(&node), LookupOwned::Value(v) if v == "j-one-x"));
+        // A play where the same definitions win takes the first render.
+        let same = play(Some("c: 3\n"));
+        assert_eq!(render(&same, &[], None), Some("/etc/one-x.conf".into()));
+        assert_eq!(
+            run.1.lock().expect("lock")[dest.as_str().expect("str")].len(),
+            2
+        );
     }
 }
