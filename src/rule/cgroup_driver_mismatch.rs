@@ -3,7 +3,7 @@
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::check::Context;
-use crate::concern::analyze::{arg_text, read_role_file};
+use crate::concern::analyze::{Facts, arg_text, read_role_file};
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};
 use crate::vars::TaskVars;
@@ -92,6 +92,53 @@ fn driver(is_kubelet: bool, idx: usize, v: &str) -> String {
     }
 }
 
+/// The cgroup drivers one reachable task configures (first loop iteration),
+/// `true` for the kubelet's side.
+fn task_sides<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<(bool, Side)> {
+    let mut out = Vec::new();
+    let r = &facts.reach;
+    let t = &r.inst.task;
+    let short = t.module.rsplit('.').next().unwrap_or("");
+    if !matches!(
+        short,
+        "template" | "copy" | "lineinfile" | "command" | "shell"
+    ) {
+        return out;
+    }
+    let Some(it) = facts.iterations(cx.scope).first() else {
+        return out;
+    };
+    let tv = &it.tv;
+    let content = match short {
+        "template" => t
+            .arg("src")
+            .and_then(|n| read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)),
+        "copy" => t.arg("content").map(|n| arg_text(tv, n)),
+        "lineinfile" => t.arg("line").map(|n| arg_text(tv, n)),
+        "command" | "shell" => t
+            .arg("_raw_params")
+            .or_else(|| t.arg("cmd"))
+            .map(|n| arg_text(tv, n)),
+        _ => None,
+    };
+    let Some(content) = content else { return out };
+    for (idx, (re, is_kubelet)) in regexes().iter().enumerate() {
+        for c in re.captures_iter(&content) {
+            let Some(v) = value(&c[1], tv) else { continue };
+            out.push((
+                *is_kubelet,
+                Side {
+                    driver: driver(*is_kubelet, idx, &v),
+                    file: cx.sources.display(t.span.file),
+                    line: t.span.line,
+                    column: t.span.col,
+                },
+            ));
+        }
+    }
+    out
+}
+
 pub struct CgroupDriverMismatch;
 pub static RULE: CgroupDriverMismatch = CgroupDriverMismatch;
 
@@ -101,52 +148,17 @@ impl Rule for CgroupDriverMismatch {
     }
 
     fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
-        let mut kubelet: Vec<Side> = Vec::new();
-        let mut runtime: Vec<Side> = Vec::new();
-        for facts in cx.reached {
-            let r = &facts.reach;
-            let t = &r.inst.task;
-            let short = t.module.rsplit('.').next().unwrap_or("");
-            if !matches!(
-                short,
-                "template" | "copy" | "lineinfile" | "command" | "shell"
-            ) {
-                continue;
-            }
-            let Some(it) = facts.iterations(cx.scope).first() else {
-                continue;
-            };
-            let tv = &it.tv;
-            let content = match short {
-                "template" => t.arg("src").and_then(|n| {
-                    read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)
-                }),
-                "copy" => t.arg("content").map(|n| arg_text(tv, n)),
-                "lineinfile" => t.arg("line").map(|n| arg_text(tv, n)),
-                "command" | "shell" => t
-                    .arg("_raw_params")
-                    .or_else(|| t.arg("cmd"))
-                    .map(|n| arg_text(tv, n)),
-                _ => None,
-            };
-            let Some(content) = content else { continue };
-            for (idx, (re, is_kubelet)) in regexes().iter().enumerate() {
-                for c in re.captures_iter(&content) {
-                    let Some(v) = value(&c[1], tv) else { continue };
-                    let side = Side {
-                        driver: driver(*is_kubelet, idx, &v),
-                        file: cx.sources.display(t.span.file),
-                        line: t.span.line,
-                        column: t.span.col,
-                    };
-                    if *is_kubelet {
-                        kubelet.push(side)
-                    } else {
-                        runtime.push(side)
-                    }
-                }
-            }
-        }
+        use rayon::prelude::*;
+        // Tasks are read in parallel (template files are scanned whole);
+        // the sides keep the order of the tasks.
+        let sides: Vec<(bool, Side)> = cx
+            .reached
+            .par_iter()
+            .flat_map_iter(|facts| task_sides(cx, facts))
+            .collect();
+        let (kubelet, runtime): (Vec<_>, Vec<_>) = sides.into_iter().partition(|(k, _)| *k);
+        let kubelet: Vec<Side> = kubelet.into_iter().map(|(_, s)| s).collect();
+        let runtime: Vec<Side> = runtime.into_iter().map(|(_, s)| s).collect();
         for k in &kubelet {
             let Some(rt) = runtime.iter().find(|r| r.driver != k.driver) else {
                 continue;
