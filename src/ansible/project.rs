@@ -15,11 +15,10 @@ use crate::load::{Loaded, Loader};
 use crate::source::Span;
 use crate::yaml::{Node, Value};
 use crate::{HashMap, HashSet};
-use rayon::prelude::*;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Deepest chain of includes/imports/roles followed (a guard besides cycle detection).
 pub const MAX_INCLUDE_DEPTH: usize = 64;
@@ -266,6 +265,13 @@ pub fn is_playbook(doc: &Node) -> bool {
 
 /// A play found in the playbook chain, with what it inherits, before it is
 /// expanded (plays are expanded in parallel).
+/// A rough size of a play before it is expanded, to start large plays
+/// first: its roles (each worth many tasks) and its tasks.
+fn play_size_estimate(play: &Node) -> usize {
+    let len = |k: &str| play.get(k).and_then(Node::as_seq).map_or(0, <[Node]>::len);
+    20 * len("roles") + len("pre_tasks") + len("tasks") + len("post_tasks") + len("handlers")
+}
+
 struct PlaySpec {
     node: Node,
     basedir: PathBuf,
@@ -911,18 +917,42 @@ impl<'a> Builder<'a> {
         let spent = AtomicUsize::new(0);
         let cap = run.cap.saturating_sub(run.tasks.min(run.role_runs));
         let this = &*self;
-        let speculative: Vec<Option<Built>> = specs
-            .par_iter()
-            .map(|spec| {
-                let mut w = this.fork();
-                w.speculation = Some(Speculation {
-                    spent: &spent,
-                    cap,
-                    counted: 0,
-                    aborted: false,
+        let build = |spec: &PlaySpec| {
+            let mut w = this.fork();
+            w.speculation = Some(Speculation {
+                spent: &spent,
+                cap,
+                counted: 0,
+                aborted: false,
+            });
+            let (built, aborted) = w.expand(spec, first);
+            (!aborted).then_some(built)
+        };
+        // Plays differ a lot in size (kubespray's cluster.yml: 1 to 367
+        // tasks), so the largest are started first, each worker taking the
+        // next play when it is done; the results do not depend on the order
+        // (the budget is settled in play order below).
+        let mut order: Vec<usize> = (0..specs.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(play_size_estimate(&specs[i].node)));
+        let next = AtomicUsize::new(0);
+        let slots: Vec<Mutex<Option<Option<Built>>>> =
+            specs.iter().map(|_| Mutex::new(None)).collect();
+        rayon::scope(|s| {
+            for _ in 0..rayon::current_num_threads().min(specs.len()) {
+                s.spawn(|_| {
+                    while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let built = build(&specs[i]);
+                        *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(built);
+                    }
                 });
-                let (built, aborted) = w.expand(spec, first);
-                (!aborted).then_some(built)
+            }
+        });
+        let speculative: Vec<Option<Built>> = slots
+            .into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .flatten()
             })
             .collect();
         let mut plays = Vec::with_capacity(specs.len());
