@@ -424,6 +424,8 @@ fn symlink_loops_and_dangling_links_are_skipped() {
     // walked on its own, so the root is an ancestor only the tree knows.
     std::os::unix::fs::symlink("../../..", root.join("roles/good/tasks/top")).expect("root link");
     std::os::unix::fs::symlink(".", root.join("here")).expect("root self link");
+    // ... and to a directory at the root, whose entries are walked apart too.
+    std::os::unix::fs::symlink("../..", root.join("roles/good/tasks/roles")).expect("roles link");
     // Out of the tree: walking /usr would read thousands of files.
     std::os::unix::fs::symlink("/usr", root.join("vendor")).expect("outside link");
     std::os::unix::fs::symlink("/dev/zero", root.join("roles/linked/tasks/zero.yml"))
@@ -433,7 +435,7 @@ fn symlink_loops_and_dangling_links_are_skipped() {
     assert!(msg.contains("loop"), "{msg}");
     let msg = r.assert_diag("load-io-error", "roles/good/tasks/self", 1, 1);
     assert!(msg.contains("loop"), "{msg}");
-    for link in ["roles/good/tasks/top", "here"] {
+    for link in ["roles/good/tasks/top", "here", "roles/good/tasks/roles"] {
         let msg = r.assert_diag("load-io-error", link, 1, 1);
         assert!(msg.contains("loop"), "{link}: {msg}");
     }
