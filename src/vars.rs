@@ -283,6 +283,18 @@ impl PlayVars {
         })
     }
 
+    /// What each of `deps` stands on here; `None` when one is set by `set_fact`.
+    fn idents(&self, deps: &[String]) -> Option<Vec<Ident>> {
+        deps.iter().map(|d| self.ident(d)).collect()
+    }
+
+    /// Whether each of `deps` stands here on what `idents` says.
+    fn stands_as(&self, deps: &[String], idents: &[Ident]) -> bool {
+        deps.iter()
+            .zip(idents)
+            .all(|(d, id)| self.ident(d) == Some(*id))
+    }
+
     /// A result another play computed that holds here, if any.
     fn taken_from_run(&self, name: &str, fits: impl Fn(&Shared) -> bool) -> Option<Arc<Shared>> {
         let run = self.run.as_ref()?;
@@ -293,24 +305,14 @@ impl PlayVars {
             .get(name)?
             .clone();
         variants.into_iter().find_map(|(entry, idents)| {
-            let same = entry
-                .deps
-                .iter()
-                .zip(&idents)
-                .all(|(d, id)| self.ident(d) == Some(*id));
-            (same && fits(&entry)).then_some(entry)
+            (self.stands_as(&entry.deps, &idents) && fits(&entry)).then_some(entry)
         })
     }
 
     /// Offers a play-level result to the other plays of the run.
     fn offer_to_run(&self, name: &str, entry: &Arc<Shared>) {
         let Some(run) = &self.run else { return };
-        let Some(idents) = entry
-            .deps
-            .iter()
-            .map(|d| self.ident(d))
-            .collect::<Option<Vec<Ident>>>()
-        else {
+        let Some(idents) = self.idents(&entry.deps) else {
             return;
         };
         let mut map = run.0.lock().unwrap_or_else(PoisonError::into_inner);
@@ -337,22 +339,14 @@ impl PlayVars {
             .get(template)?
             .clone();
         variants.into_iter().find_map(|(v, deps, idents)| {
-            let same = deps
-                .iter()
-                .zip(&idents)
-                .all(|(d, id)| self.ident(d) == Some(*id));
-            (same && fits(&deps)).then_some(v)
+            (self.stands_as(&deps, &idents) && fits(&deps)).then_some(v)
         })
     }
 
     /// Offers a render that rested on play-level names only to the run.
     fn offer_render(&self, template: &str, v: &LookupOwned, deps: Vec<String>) {
         let Some(run) = &self.run else { return };
-        let Some(idents) = deps
-            .iter()
-            .map(|d| self.ident(d))
-            .collect::<Option<Vec<Ident>>>()
-        else {
+        let Some(idents) = self.idents(&deps) else {
             return;
         };
         let mut map = run.1.lock().unwrap_or_else(PoisonError::into_inner);
@@ -1028,21 +1022,29 @@ mod tests {
         assert_eq!(after, vec![Some("end".into()), None]);
     }
 
+    /// Role defaults `a: "{{ b }}-x"`, `b: one`, shared by the plays of a run.
+    fn run_defaults() -> Arc<VarLayer> {
+        layer(
+            LayerKind::RoleDefaults { role: "r".into() },
+            "a: \"{{ b }}-x\"\nb: one\n",
+        )
+    }
+
+    /// A play of `run` over `defaults`, with play vars `extra` when given.
+    fn run_play(run: &Arc<RunShared>, defaults: &Arc<VarLayer>, extra: Option<&str>) -> PlayVars {
+        let mut layers = vec![Arc::clone(defaults)];
+        if let Some(text) = extra {
+            layers.push(layer(LayerKind::PlayVars, text));
+        }
+        PlayVars::from_parts(&layers, std::iter::empty(), &ExtraVars::default())
+            .with_run(Arc::clone(run))
+    }
+
     #[test]
     fn run_wide_results_hold_only_where_the_same_definitions_win() {
         let run = Arc::new(RunShared::default());
-        let defaults = layer(
-            LayerKind::RoleDefaults { role: "r".into() },
-            "a: \"{{ b }}-x\"\nb: one\n",
-        );
-        let play = |extra: Option<&str>| {
-            let mut layers = vec![Arc::clone(&defaults)];
-            if let Some(text) = extra {
-                layers.push(layer(LayerKind::PlayVars, text));
-            }
-            PlayVars::from_parts(&layers, std::iter::empty(), &ExtraVars::default())
-                .with_run(Arc::clone(&run))
-        };
+        let defaults = run_defaults();
+        let play = |extra: Option<&str>| run_play(&run, &defaults, extra);
         let first = play(None);
         assert_eq!(
             value(&task_vars(&first, &[], None), "a"),
@@ -1066,18 +1068,8 @@ mod tests {
     #[test]
     fn run_wide_renders_hold_only_where_the_same_definitions_win() {
         let run = Arc::new(RunShared::default());
-        let defaults = layer(
-            LayerKind::RoleDefaults { role: "r".into() },
-            "a: \"{{ b }}-x\"\nb: one\n",
-        );
-        let play = |extra: Option<&str>| {
-            let mut layers = vec![Arc::clone(&defaults)];
-            if let Some(text) = extra {
-                layers.push(layer(LayerKind::PlayVars, text));
-            }
-            PlayVars::from_parts(&layers, std::iter::empty(), &ExtraVars::default())
-                .with_run(Arc::clone(&run))
-        };
+        let defaults = run_defaults();
+        let play = |extra: Option<&str>| run_play(&run, &defaults, extra);
         let arg = layer(LayerKind::TaskVars, "dest: \"/etc/{{ a }}.conf\"\n");
         let dest = arg.node.get("dest").expect("dest").clone();
         let render = |pv: &PlayVars, scopes: &[Arc<VarLayer>], item: Option<serde_json::Value>| {
