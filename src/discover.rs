@@ -113,9 +113,9 @@ pub fn discover(
     // whole file system: it is not walked (an include through it still reads
     // the file it reaches).
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let root_only = [canonical_root.clone()];
     let Ok(entries) = std::fs::read_dir(root) else {
         // Not a readable directory: one walk reports why.
-        let root_only = [canonical_root.clone()];
         return collect(
             vec![walk(root, 0, root, &root_only, excludes, sources)],
             diags,
@@ -123,7 +123,6 @@ pub fn discover(
     };
     let mut top: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     top.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    let root_only = [canonical_root.clone()];
     let walks: Vec<Vec<Walked>> = top
         .par_iter()
         .map(|entry| {
@@ -143,7 +142,7 @@ pub fn discover(
             children.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
             let ancestors = [
                 canonical_root.clone(),
-                canonical_root.join(name.unwrap_or_default()),
+                canonical_root.join(entry.file_name().unwrap_or_default()),
             ];
             children
                 .par_iter()

@@ -12,13 +12,13 @@ use crate::yaml::{self, YamlFile};
 use rayon::prelude::*;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// A map keyed by a path's bytes: `Path`'s own `Hash` walks the components
 /// and was ~10% of a run's instructions in these maps (kubespray whole tree,
 /// callgrind). Two spellings of one path (`a//b`, `a/b`) are two keys,
 /// which costs a second read at most.
 type PathMap<V> = HashMap<OsString, V>;
-use std::sync::{Arc, Mutex};
 
 /// Largest file preflint reads (bytes); larger files get a diagnostic.
 pub const MAX_FILE_SIZE: u64 = 8 * 1024 * 1024;
@@ -140,10 +140,7 @@ impl Loader {
             .par_iter()
             .map(|(p, a)| ((*p).clone(), Arc::new(self.read(p, parse_yaml, *a))))
             .collect();
-        let mut cache = self
-            .cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cache = locked(&self.cache);
         for (p, l) in loaded {
             cache.entry(p.into_os_string()).or_insert(l);
         }
@@ -155,9 +152,9 @@ impl Loader {
             return Arc::clone(l);
         }
         let twin_of = locked(&self.twins).get(path.as_os_str()).cloned();
-        let l = match twin_of.map(|o| self.yaml(&o)) {
-            Some(first) if first.text.is_some() => {
-                let text = first.text.clone().unwrap_or_else(|| "".into());
+        let first_text = twin_of.and_then(|o| self.yaml(&o).text.clone());
+        let l = match first_text {
+            Some(text) => {
                 let id = self.sources.add(path, Arc::clone(&text));
                 Loaded {
                     id,
@@ -166,7 +163,7 @@ impl Loader {
                     diagnostics: Vec::new(),
                 }
             }
-            _ => self.read(path, true, self.admit(path)),
+            None => self.read(path, true, self.admit(path)),
         };
         locked(&self.cache)
             .entry(path.as_os_str().to_owned())
