@@ -773,6 +773,47 @@ impl<'a> TaskVars<'a> {
         }
     }
 
+    /// Renders a templated text as a task sees it (an argument, or a
+    /// template file's content). Task arguments and template files are
+    /// rendered by several analyses and, on a whole tree, by every play
+    /// that reaches the task: kept per template text, for this task and,
+    /// where they rest on play-level names only, for the run.
+    pub fn render_text(&self, s: &str) -> LookupOwned {
+        // Not inside a variable's resolution, whose dependencies are
+        // recorded by the lookups a render makes.
+        let top = self.stack.borrow().is_empty() && self.recording.get() == 0;
+        if !top {
+            return self.render(s);
+        }
+        if let Some(v) = self.renders.borrow().get(s) {
+            return v.clone();
+        }
+        if let Some(v) = self.play.render_from_run(s, |deps| self.sees_as_play(deps)) {
+            self.renders.borrow_mut().insert(s.to_owned(), v.clone());
+            return v;
+        }
+        let (start, scoped, cuts) = (
+            self.touched.borrow().len(),
+            self.scoped.get(),
+            self.cuts.get(),
+        );
+        self.recording.set(1);
+        let v = self.render(s);
+        self.recording.set(0);
+        let mut deps: Vec<String> = self.touched.borrow_mut().split_off(start);
+        // Only what rested on play-level names, uncut, holds elsewhere.
+        if self.scoped.get() == scoped && self.cuts.get() == cuts {
+            deps.sort_unstable();
+            deps.dedup();
+            self.play.offer_render(s, &v, deps);
+        }
+        if self.stack.borrow().is_empty() {
+            self.touched.borrow_mut().clear();
+        }
+        self.renders.borrow_mut().insert(s.to_owned(), v.clone());
+        v
+    }
+
     /// Renders a node's value (strings through Jinja, containers recursively).
     pub fn value(&self, node: &Node) -> LookupOwned {
         if node.tag == Tag::Vault {
@@ -782,40 +823,7 @@ impl<'a> TaskVars<'a> {
             Value::Str(s)
                 if node.tag != Tag::Unsafe && crate::ansible::project::is_templated(s) =>
             {
-                // Task arguments are rendered by several analyses: kept per
-                // template text. Not inside a variable's resolution, whose
-                // dependencies are recorded by the lookups a render makes.
-                let top = self.stack.borrow().is_empty() && self.recording.get() == 0;
-                if !top {
-                    return self.render(s);
-                }
-                if let Some(v) = self.renders.borrow().get(s.as_str()) {
-                    return v.clone();
-                }
-                if let Some(v) = self.play.render_from_run(s, |deps| self.sees_as_play(deps)) {
-                    self.renders.borrow_mut().insert(s.clone(), v.clone());
-                    return v;
-                }
-                let (start, scoped, cuts) = (
-                    self.touched.borrow().len(),
-                    self.scoped.get(),
-                    self.cuts.get(),
-                );
-                self.recording.set(1);
-                let v = self.render(s);
-                self.recording.set(0);
-                let mut deps: Vec<String> = self.touched.borrow_mut().split_off(start);
-                // Only what rested on play-level names, uncut, holds elsewhere.
-                if self.scoped.get() == scoped && self.cuts.get() == cuts {
-                    deps.sort_unstable();
-                    deps.dedup();
-                    self.play.offer_render(s, &v, deps);
-                }
-                if self.stack.borrow().is_empty() {
-                    self.touched.borrow_mut().clear();
-                }
-                self.renders.borrow_mut().insert(s.clone(), v.clone());
-                v
+                self.render_text(s)
             }
             Value::Seq(items) => {
                 let mut out = Vec::new();

@@ -324,8 +324,8 @@ impl Iteration<'_> {
                     if !is_template || !crate::ansible::project::is_templated(raw) {
                         return None;
                     }
-                    match jinja::render(raw, &self.tv) {
-                        jinja::Rendered::Value(serde_json::Value::String(s)) => Some(s),
+                    match self.tv.render_text(raw) {
+                        LookupOwned::Value(serde_json::Value::String(s)) => Some(s),
                         _ => None,
                     }
                 })
