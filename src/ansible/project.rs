@@ -58,7 +58,7 @@ pub enum Section {
 }
 
 /// What defined a layer of variables.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum LayerKind {
     RoleDefaults {
@@ -171,7 +171,10 @@ pub struct Entry {
     pub name: String,
     /// The entry's first item (play or import), where project-wide findings point.
     pub span: Option<Span>,
-    pub plays: Vec<Play>,
+    /// The entry's plays. A play imported the same way by several entries
+    /// (`upgrade-cluster.yml` and `upgrade_cluster.yml` importing one
+    /// playbook) is expanded once and shared.
+    pub plays: Vec<Arc<Play>>,
 }
 
 /// An include or role reference whose target is not known statically.
@@ -280,6 +283,48 @@ struct PlaySpec {
     stack: Vec<PathBuf>,
 }
 
+/// What a play's expansion depends on besides its include stack: the play
+/// node, its directory, and the variables and conditions its imports gave.
+#[derive(PartialEq, Eq, Hash)]
+struct TwinKey {
+    node: Span,
+    basedir: PathBuf,
+    layers: Vec<(LayerKind, Span)>,
+    when: Vec<(String, Span, Origin)>,
+}
+
+impl PlaySpec {
+    fn twin_key(&self) -> TwinKey {
+        TwinKey {
+            node: self.node.span,
+            basedir: self.basedir.clone(),
+            layers: self
+                .layers
+                .iter()
+                .map(|l| (l.kind.clone(), l.node.span))
+                .collect(),
+            when: self
+                .when
+                .iter()
+                .map(|c| (c.expr.clone(), c.span, c.origin))
+                .collect(),
+        }
+    }
+}
+
+impl StackProbe {
+    /// Whether an expansion that started with stack `had` builds the same
+    /// with stack `other`: no path looked up could be in one stack and not
+    /// the other (only playbooks are), and no depth check comes out
+    /// otherwise.
+    fn holds_for(self, had: &[PathBuf], other: &[PathBuf]) -> bool {
+        let deepest_other = self.deepest + other.len().saturating_sub(had.len());
+        !self.touched_playbook
+            && self.deepest < MAX_INCLUDE_DEPTH
+            && deepest_other < MAX_INCLUDE_DEPTH
+    }
+}
+
 struct Builder<'a> {
     root: PathBuf,
     loader: &'a Loader,
@@ -297,6 +342,23 @@ struct Builder<'a> {
     speculation: Option<Speculation<'a>>,
     /// The run's bound on task instances ([`run_task_bound`]).
     run_cap: usize,
+    /// Every playbook on the import chain of some play (canonical paths):
+    /// the only paths in a play's initial include stack.
+    playbook_keys: Arc<HashSet<PathBuf>>,
+    /// How this builder's play used its include stack.
+    probe: StackProbe,
+}
+
+/// How a play's expansion used the include stack it started with (the
+/// import chain of playbooks above it), for sharing the expansion with a
+/// play imported the same way through another chain.
+#[derive(Debug, Clone, Copy, Default)]
+struct StackProbe {
+    /// Longest stack a depth check saw.
+    deepest: usize,
+    /// A tasks file or role looked up was one of the run's playbooks, which
+    /// another chain's stack may hold where this one's does not.
+    touched_playbook: bool,
 }
 
 /// Roles read so far in a run, each with the diagnostics its reading raised
@@ -463,6 +525,8 @@ pub fn build(
         reported: HashSet::default(),
         speculation: None,
         run_cap: MAX_RUN_TASKS,
+        playbook_keys: Arc::default(),
+        probe: StackProbe::default(),
     };
     let mut entries = Vec::new();
     let yaml_bytes = files
@@ -521,14 +585,14 @@ pub fn build(
             entries.push(Entry {
                 span: Some(entry.span),
                 name: format!("role {name}"),
-                plays: vec![Play {
+                plays: vec![Arc::new(Play {
                     name: Some(format!("role {name}")),
                     hosts: "all".into(),
                     span: entry.span,
                     layers: state.layers,
                     tasks: state.tasks,
                     handlers: state.handlers,
-                }],
+                })],
             });
         }
     } else {
@@ -550,6 +614,7 @@ pub fn build(
                 plays: Vec::new(),
             });
         }
+        b.playbook_keys = Arc::new(specs.iter().flat_map(|s| s.stack.iter().cloned()).collect());
         let plays = b.plays(&specs, &mut run);
         for (play, owner) in plays.into_iter().zip(owners) {
             entries[owner].plays.push(play);
@@ -812,12 +877,14 @@ fn run_spent_diag(span: Span, noun: &str, after: usize, cap: usize) -> Diagnosti
 }
 
 /// A play expanded by its own builder, with what that builder collected.
+#[derive(Clone)]
 struct Built {
-    play: Play,
+    play: Arc<Play>,
     spent: Spent,
     diags: Vec<Diagnostic>,
     unresolved: Vec<Unresolved>,
     roles: HashMap<PathBuf, Arc<Role>>,
+    probe: StackProbe,
 }
 
 impl<'a> Builder<'a> {
@@ -863,6 +930,12 @@ impl<'a> Builder<'a> {
         l
     }
 
+    /// Records how a stack check for `key` depends on the play's initial stack.
+    fn probe_stack(&mut self, key: &Path, ctx: &Ctx) {
+        self.probe.deepest = self.probe.deepest.max(ctx.stack.len());
+        self.probe.touched_playbook |= self.playbook_keys.contains(key);
+    }
+
     // ----- budgets ---------------------------------------------------------
 
     /// A builder for one play, sharing this one's settings and role cache.
@@ -880,6 +953,8 @@ impl<'a> Builder<'a> {
             reported: HashSet::default(),
             speculation: None,
             run_cap: self.run_cap,
+            playbook_keys: Arc::clone(&self.playbook_keys),
+            probe: StackProbe::default(),
         }
     }
 
@@ -889,11 +964,12 @@ impl<'a> Builder<'a> {
         let (play, spent) = self.play(spec, budget);
         let aborted = self.speculation.as_ref().is_some_and(|s| s.aborted);
         let built = Built {
-            play,
+            play: Arc::new(play),
             spent,
             diags: self.diags,
             unresolved: self.unresolved,
             roles: self.roles,
+            probe: self.probe,
         };
         (built, aborted)
     }
@@ -912,8 +988,19 @@ impl<'a> Builder<'a> {
     /// whole is past the bound, so plays that all fan out cost about twice
     /// the bound, not the per-play bound once per play. The result is the
     /// same as expanding the plays one after the other, for any thread count.
-    fn plays(&mut self, specs: &[PlaySpec], run: &mut RunSpent) -> Vec<Play> {
+    ///
+    /// A play imported the same way as an earlier one (a twin: see
+    /// [`PlaySpec::twin_key`]) is not expanded again when the earlier
+    /// expansion holds for it too (see [`StackProbe`]): both entries share it.
+    fn plays(&mut self, specs: &[PlaySpec], run: &mut RunSpent) -> Vec<Arc<Play>> {
         let first = run.next();
+        // The first spec of each twin group, for every spec.
+        let mut firsts: HashMap<TwinKey, usize> = HashMap::default();
+        let primary: Vec<usize> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| *firsts.entry(spec.twin_key()).or_insert(i))
+            .collect();
         let spent = AtomicUsize::new(0);
         let cap = run.cap.saturating_sub(run.tasks.min(run.role_runs));
         let this = &*self;
@@ -932,7 +1019,7 @@ impl<'a> Builder<'a> {
         // tasks), so the largest are started first, each worker taking the
         // next play when it is done; the results do not depend on the order
         // (the budget is settled in play order below).
-        let mut order: Vec<usize> = (0..specs.len()).collect();
+        let mut order: Vec<usize> = (0..specs.len()).filter(|&i| primary[i] == i).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(play_size_estimate(&specs[i].node)));
         let next = AtomicUsize::new(0);
         let slots: Vec<Mutex<Option<Option<Built>>>> =
@@ -956,7 +1043,7 @@ impl<'a> Builder<'a> {
             })
             .collect();
         let mut plays = Vec::with_capacity(specs.len());
-        for (i, (spec, built)) in specs.iter().zip(speculative).enumerate() {
+        for (i, spec) in specs.iter().enumerate() {
             let budget = run.next();
             if budget.is_empty() {
                 self.push_diag(run_spent_diag(
@@ -967,8 +1054,13 @@ impl<'a> Builder<'a> {
                 ));
                 break;
             }
-            let built = match built.filter(|b| budget.same_as(first, &b.spent)) {
-                Some(b) => b,
+            let p = primary[i];
+            let shared = speculative[p]
+                .as_ref()
+                .filter(|b| budget.same_as(first, &b.spent))
+                .filter(|b| p == i || b.probe.holds_for(&specs[p].stack, &spec.stack));
+            let built = match shared {
+                Some(b) => b.clone(),
                 None => self.fork().expand(spec, budget).0,
             };
             run.add(built.spent);
@@ -1586,6 +1678,7 @@ impl<'a> Builder<'a> {
         dynamic_edge: bool,
     ) -> bool {
         let key = self.loader.fs.canonical(path);
+        self.probe_stack(&key, ctx);
         if ctx.stack.contains(&key) && dynamic_edge {
             // A dynamic include of itself is Ansible's retry loop: bounded at
             // run time by its conditions, so it is followed once, not an error.
@@ -1971,6 +2064,7 @@ impl<'a> Builder<'a> {
             return;
         }
         let key = self.loader.fs.canonical(path);
+        self.probe_stack(&key, ctx);
         if ctx.stack.contains(&key) {
             self.push_diag(
                 Diagnostic::error(
@@ -2070,6 +2164,84 @@ impl<'a> Builder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The model of a tree given as (path, text) pairs, every top-level playbook an entry.
+    fn model(files: &[(&str, &str)]) -> Project {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (path, text) in files {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        }
+        let cli = <crate::cli::Cli as clap::Parser>::try_parse_from([
+            "preflint".to_string(),
+            "tasks".to_string(),
+            dir.path().display().to_string(),
+        ])
+        .expect("args");
+        let Some(crate::cli::Command::Tasks(args)) = cli.command else {
+            unreachable!("parsed as tasks")
+        };
+        crate::run::load(&args.common, &crate::config::Config::default())
+            .expect("loads")
+            .project
+    }
+
+    const INNER: &str = "- hosts: all\n  roles: [r]\n";
+    const ROLE: &str = "- name: one\n  ansible.builtin.debug: {msg: hi}\n";
+
+    #[test]
+    fn a_play_imported_the_same_way_by_two_entries_is_expanded_once() {
+        let p = model(&[
+            ("a.yml", "- import_playbook: pb/inner.yml\n"),
+            ("b.yml", "- import_playbook: pb/mid.yml\n"),
+            ("pb/mid.yml", "- import_playbook: inner.yml\n"),
+            ("pb/inner.yml", INNER),
+            ("pb/roles/r/tasks/main.yml", ROLE),
+        ]);
+        let (a, b) = (&p.entries[0], &p.entries[1]);
+        assert_eq!((a.name.as_str(), b.name.as_str()), ("a.yml", "b.yml"));
+        assert_eq!(a.plays[0].tasks.len(), 1);
+        assert!(Arc::ptr_eq(&a.plays[0], &b.plays[0]), "shared");
+    }
+
+    #[test]
+    fn imports_with_other_variables_or_conditions_are_expanded_apart() {
+        let p = model(&[
+            ("a.yml", "- import_playbook: inner.yml\n"),
+            ("b.yml", "- import_playbook: inner.yml\n  vars: {x: 1}\n"),
+            (
+                "c.yml",
+                "- import_playbook: inner.yml\n  when: x is defined\n",
+            ),
+            ("inner.yml", INNER),
+            ("roles/r/tasks/main.yml", ROLE),
+        ]);
+        let plays: Vec<&Arc<Play>> = p.entries.iter().map(|e| &e.plays[0]).collect();
+        let names: Vec<&str> = p.entries.iter().map(|e| e.name.as_str()).collect();
+        // `inner.yml` is an entry of its own too, imported by nobody: shared with a.yml.
+        assert_eq!(names, ["a.yml", "b.yml", "c.yml", "inner.yml"]);
+        assert!(Arc::ptr_eq(plays[0], plays[3]));
+        assert!(!Arc::ptr_eq(plays[0], plays[1]), "import vars");
+        assert!(!Arc::ptr_eq(plays[0], plays[2]), "import condition");
+        assert!(!Arc::ptr_eq(plays[1], plays[2]));
+    }
+
+    #[test]
+    fn a_play_that_looks_up_a_playbook_of_the_run_is_expanded_per_chain() {
+        // Including an entry playbook as a tasks file is a cycle in one
+        // chain and not in the other: each chain's play is its own.
+        let p = model(&[
+            ("a.yml", "- import_playbook: inner.yml\n"),
+            ("b.yml", "- import_playbook: inner.yml\n"),
+            (
+                "inner.yml",
+                "- hosts: all\n  tasks:\n    - ansible.builtin.include_tasks: a.yml\n",
+            ),
+        ]);
+        let (a, b) = (&p.entries[0], &p.entries[1]);
+        assert!(!Arc::ptr_eq(&a.plays[0], &b.plays[0]));
+    }
 
     fn spent(tasks: usize, role_runs: usize, full: bool) -> Spent {
         Spent {

@@ -134,7 +134,7 @@ pub struct Condition {
 }
 
 /// Where a condition, or a layer of variables, was attached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     Playbook,

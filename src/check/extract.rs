@@ -77,7 +77,7 @@ fn task_found<'s>(scope: &'s Scope<'_>, facts: &Facts<'s>, sources: &SourceMap) 
     if r.inst.duplicate {
         return out;
     }
-    for it in facts.iterations(scope) {
+    for it in facts.iterations(scope).iter() {
         // Conditions cost a render: evaluated only for tasks that write.
         let kinds = task_writes(r, it);
         if kinds.is_empty() {
@@ -159,14 +159,16 @@ fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
             }
             let content = if short == "copy" {
                 text("content").or_else(|| {
-                    text("src").and_then(|s| read_role_file(r.inst, "files", &s, it.fs))
+                    text("src")
+                        .and_then(|s| read_role_file(r.inst, "files", &s, it.fs))
+                        .map(|raw| raw.to_string())
                 })
             } else {
                 text("src")
                     .and_then(|s| read_role_file(r.inst, "templates", &s, it.fs))
                     .map(|raw| match jinja::render(&raw, tv) {
                         jinja::Rendered::Value(serde_json::Value::String(s)) => s,
-                        _ => raw,
+                        _ => raw.to_string(),
                     })
             };
             out.push(WriteKind::DeleteFile { file: dest.clone() });

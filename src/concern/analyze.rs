@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// How far a part (or a concern) is taken care of, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -224,7 +224,10 @@ pub struct Reach<'a> {
 /// Every play of every entry, with its variables indexed once.
 pub struct Scope<'a> {
     pub plays: Vec<(&'a str, &'a Play)>,
+    /// The variables of each distinct play (a play shared by several
+    /// entries is indexed once): `plays[i]` sees `play_vars[vars_of[i]]`.
     pub play_vars: Vec<PlayVars>,
+    vars_of: Vec<usize>,
     /// Where templates and copied files are read.
     pub fs: &'a crate::load::FsMemo,
 }
@@ -239,16 +242,31 @@ impl<'a> Scope<'a> {
         let plays: Vec<(&str, &Play)> = project
             .entries
             .iter()
-            .flat_map(|e| e.plays.iter().map(move |p| (e.name.as_str(), p)))
+            .flat_map(|e| e.plays.iter().map(move |p| (e.name.as_str(), &**p)))
+            .collect();
+        // A shared play is the same `Play` (see `Entry::plays`).
+        let mut distinct: Vec<&Play> = Vec::new();
+        let vars_of = plays
+            .iter()
+            .map(|(_, p)| {
+                distinct
+                    .iter()
+                    .position(|d| std::ptr::eq(*d, *p))
+                    .unwrap_or_else(|| {
+                        distinct.push(p);
+                        distinct.len() - 1
+                    })
+            })
             .collect();
         let run = Arc::new(RunShared::default());
-        let play_vars = plays
+        let play_vars = distinct
             .par_iter()
-            .map(|(_, p)| PlayVars::new(p, extra, inventory).with_run(Arc::clone(&run)))
+            .map(|p| PlayVars::new(p, extra, inventory).with_run(Arc::clone(&run)))
             .collect();
         Scope {
             plays,
             play_vars,
+            vars_of,
             fs: &project.fs,
         }
     }
@@ -266,7 +284,7 @@ impl<'a> Scope<'a> {
                     .map(move |inst| Reach {
                         entry,
                         play,
-                        play_vars: i,
+                        play_vars: self.vars_of[i],
                         inst,
                     })
             })
@@ -280,14 +298,18 @@ impl<'a> Scope<'a> {
     }
 
     /// Every reachable task with a cache of what it does, shared by the
-    /// concern analysis and the rules so each task is rendered once.
+    /// concern analysis and the rules so each task is rendered once; the
+    /// tasks of a play shared by several entries share one cache.
     #[must_use]
     pub fn reached(&self) -> Vec<Facts<'_>> {
+        let mut caches: crate::HashMap<(usize, usize), Arc<FactsCache<'_>>> =
+            crate::HashMap::default();
         self.reach()
             .into_iter()
-            .map(|reach| Facts {
-                reach,
-                iters: OnceLock::new(),
+            .map(|reach| {
+                let key = (reach.play_vars, std::ptr::from_ref(reach.inst) as usize);
+                let cache = Arc::clone(caches.entry(key).or_default());
+                Facts { reach, cache }
             })
             .collect()
     }
@@ -301,7 +323,7 @@ pub struct Iteration<'s> {
     pub item: Option<serde_json::Value>,
     pub tv: TaskVars<'s>,
     pub(crate) fs: &'s crate::load::FsMemo,
-    writes: OnceLock<Vec<(String, String)>>,
+    writes: OnceLock<Vec<(String, Arc<str>)>>,
     rendered: OnceLock<Vec<Option<String>>>,
     command: OnceLock<Option<String>>,
     conds: OnceLock<CondResult>,
@@ -309,7 +331,7 @@ pub struct Iteration<'s> {
 
 impl Iteration<'_> {
     /// Files written, with content (templates rendered when possible).
-    pub fn writes(&self, inst: &TaskInstance) -> &[(String, String)] {
+    pub fn writes(&self, inst: &TaskInstance) -> &[(String, Arc<str>)] {
         self.writes.get_or_init(|| writes(inst, &self.tv, self.fs))
     }
 
@@ -351,14 +373,46 @@ impl Iteration<'_> {
 /// A reachable task and its iterations, computed on first use.
 pub struct Facts<'s> {
     pub reach: Reach<'s>,
+    cache: Arc<FactsCache<'s>>,
+}
+
+/// The iterations of one task instance, shared by the entries that reach
+/// it through one shared play.
+#[derive(Default)]
+struct FactsCache<'s> {
     iters: OnceLock<Vec<Iteration<'s>>>,
+    /// Held while the iterations are in use: a task's variables are
+    /// resolved by one thread at a time (see `vars::TaskVars`), and the
+    /// twins of a task, or two rules, may be on different workers.
+    busy: Mutex<()>,
+}
+
+/// A task's iterations, held for one thread's use (see [`Facts::iterations`]).
+pub struct Iterations<'f, 's> {
+    iters: &'f [Iteration<'s>],
+    _busy: MutexGuard<'f, ()>,
+}
+
+impl<'s> std::ops::Deref for Iterations<'_, 's> {
+    type Target = [Iteration<'s>];
+    fn deref(&self) -> &Self::Target {
+        self.iters
+    }
 }
 
 impl<'s> Facts<'s> {
     /// The task's loop iterations (one, without `item`, when it has no loop
-    /// or its items are not known statically).
-    pub fn iterations(&self, scope: &'s Scope<'_>) -> &[Iteration<'s>] {
-        self.iters.get_or_init(|| {
+    /// or its items are not known statically), for this thread until the
+    /// result is dropped: call it once per task and keep the result, never
+    /// twice at a time for the same task (the second call would wait for
+    /// the first).
+    pub fn iterations(&self, scope: &'s Scope<'_>) -> Iterations<'_, 's> {
+        let busy = self
+            .cache
+            .busy
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let iters = self.cache.iters.get_or_init(|| {
             let pv = &scope.play_vars[self.reach.play_vars];
             let base = TaskVars::new(pv, Some(self.reach.inst));
             let iteration = |item: Option<serde_json::Value>, tv: TaskVars<'s>| Iteration {
@@ -382,7 +436,8 @@ impl<'s> Facts<'s> {
                     .collect(),
                 _ => vec![iteration(None, base)],
             }
-        })
+        });
+        Iterations { iters, _busy: busy }
     }
 }
 
@@ -433,7 +488,7 @@ pub(crate) fn read_role_file(
     sub: &str,
     src: &str,
     fs: &crate::load::FsMemo,
-) -> Option<String> {
+) -> Option<Arc<str>> {
     let mut candidates = Vec::new();
     if let Some(r) = &inst.role_path {
         candidates.push(r.join(sub).join(src));
@@ -447,17 +502,18 @@ pub(crate) fn read_role_file(
         .into_iter()
         .find(|p| fs.is_file(p))
         .and_then(|p| fs.text_bounded(&p))
-        .map(|t| t.to_string())
 }
 
-/// Files a task writes, with the content it puts there (as far as known).
+/// Files a task writes, with the content it puts there (as far as known;
+/// a file's text is shared with the file system memo, not copied).
 pub(crate) fn writes(
     inst: &TaskInstance,
     tv: &TaskVars<'_>,
     fs: &crate::load::FsMemo,
-) -> Vec<(String, String)> {
+) -> Vec<(String, Arc<str>)> {
     let t = &inst.task;
     let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
+    let shared = |k: &str| text(k).map(Arc::<str>::from);
     let path = || {
         text("path")
             .or_else(|| text("dest"))
@@ -469,7 +525,7 @@ pub(crate) fn writes(
             let Some(dest) = text("dest") else {
                 return Vec::new();
             };
-            let content = text("content")
+            let content = shared("content")
                 .or_else(|| text("src").and_then(|s| read_role_file(inst, "files", &s, fs)))
                 .unwrap_or_default();
             vec![(dest, content)]
@@ -485,15 +541,15 @@ pub(crate) fn writes(
             vec![(dest, raw)]
         }
         ("ansible.builtin.lineinfile", _) => path()
-            .map(|p| (p, text("line").unwrap_or_default()))
+            .map(|p| (p, shared("line").unwrap_or_default()))
             .into_iter()
             .collect(),
         ("ansible.builtin.blockinfile", _) => path()
-            .map(|p| (p, text("block").unwrap_or_default()))
+            .map(|p| (p, shared("block").unwrap_or_default()))
             .into_iter()
             .collect(),
         ("ansible.builtin.replace", _) => path()
-            .map(|p| (p, text("replace").unwrap_or_default()))
+            .map(|p| (p, shared("replace").unwrap_or_default()))
             .into_iter()
             .collect(),
         ("community.general.ini_file" | "ansible.builtin.ini_file", _) => path()
@@ -503,14 +559,14 @@ pub(crate) fn writes(
                     text("option").unwrap_or_default(),
                     text("value").unwrap_or_default()
                 );
-                (p, line)
+                (p, line.into())
             })
             .into_iter()
             .collect(),
         ("community.general.modprobe", _) => {
             if text("persistent").as_deref() == Some("present") {
                 let name = text("name").unwrap_or_default();
-                vec![(format!("/etc/modules-load.d/{name}.conf"), name)]
+                vec![(format!("/etc/modules-load.d/{name}.conf"), name.into())]
             } else {
                 Vec::new()
             }
@@ -526,7 +582,8 @@ pub(crate) fn writes(
                     "{} = {}",
                     text("name").unwrap_or_default(),
                     text("value").unwrap_or_default()
-                ),
+                )
+                .into(),
             )]
         }
         _ => Vec::new(),
@@ -706,10 +763,18 @@ pub fn analyze<'s>(
     reached: &[Facts<'s>],
 ) -> Vec<Verdict> {
     let play_vars = &scope.play_vars;
+    let mut found = match_tasks(sources, catalog, scope, reached).into_iter();
     let mut verdicts: Vec<Verdict> = catalog
         .iter()
         .filter(|c| c.fact.is_none())
-        .map(|c| concern_verdict(project, sources, c, scope, reached))
+        .map(|c| {
+            let evidence: Vec<[Vec<TaskEvidence>; 2]> = c
+                .parts
+                .iter()
+                .map(|_| found.next().unwrap_or_default())
+                .collect();
+            concern_verdict(project, c, evidence)
+        })
         .collect();
     let reach: Vec<&Reach<'_>> = reached.iter().map(|f| &f.reach).collect();
     for c in catalog.iter().filter(|c| c.fact.is_some()) {
@@ -721,25 +786,96 @@ pub fn analyze<'s>(
     verdicts
 }
 
+/// The fix and check evidence of every part of every concern that is not
+/// a fact (in catalog order), each list in the order of the reached tasks.
+///
+/// One parallel pass over the tasks, each by one worker (see
+/// `Facts::iterations`): a task is matched only against the patterns whose
+/// modules admit it.
+fn match_tasks<'s>(
+    sources: &SourceMap,
+    catalog: &[Concern],
+    scope: &'s Scope<'_>,
+    reached: &[Facts<'s>],
+) -> Vec<[Vec<TaskEvidence>; 2]> {
+    // One slot per part and role with patterns: (part index, role index, part, patterns).
+    let mut slots: Vec<(usize, usize, &Part, &'static str, &[Pattern])> = Vec::new();
+    let parts: Vec<&Part> = catalog
+        .iter()
+        .filter(|c| c.fact.is_none())
+        .flat_map(|c| &c.parts)
+        .collect();
+    for (pi, part) in parts.iter().enumerate() {
+        for (ri, (role, patterns)) in [("fix", &part.fix), ("check", &part.check)]
+            .into_iter()
+            .enumerate()
+        {
+            if !patterns.is_empty() {
+                slots.push((pi, ri, part, role, patterns));
+            }
+        }
+    }
+    // The slots a module may match, in slot order; slots with a pattern
+    // for any module match every task.
+    let mut by_module: crate::HashMap<&str, Vec<usize>> = crate::HashMap::default();
+    let mut any_module: Vec<usize> = Vec::new();
+    for (si, (.., patterns)) in slots.iter().enumerate() {
+        if patterns.iter().any(|p| p.modules.is_empty()) {
+            any_module.push(si);
+            continue;
+        }
+        let mut mods: Vec<&str> = patterns
+            .iter()
+            .flat_map(|p| p.modules.iter().map(String::as_str))
+            .collect();
+        mods.sort_unstable();
+        mods.dedup();
+        for m in mods {
+            by_module.entry(m).or_default().push(si);
+        }
+    }
+    let per_task: Vec<Vec<(usize, TaskEvidence)>> = reached
+        .par_iter()
+        .map(|facts| {
+            let module = facts.reach.inst.task.module.as_str();
+            let mut candidates: Vec<usize> = any_module.clone();
+            if let Some(v) = by_module.get(module) {
+                candidates.extend(v);
+                candidates.sort_unstable();
+            }
+            if candidates.is_empty() {
+                return Vec::new();
+            }
+            let iters = facts.iterations(scope);
+            candidates
+                .into_iter()
+                .filter_map(|si| {
+                    let (_, _, part, role, patterns) = slots[si];
+                    task_evidence(sources, part, role, patterns, facts, &iters).map(|e| (si, e))
+                })
+                .collect()
+        })
+        .collect();
+    let mut out: Vec<[Vec<TaskEvidence>; 2]> = parts.iter().map(|_| Default::default()).collect();
+    for (si, e) in per_task.into_iter().flatten() {
+        let (pi, ri, ..) = slots[si];
+        out[pi][ri].push(e);
+    }
+    out
+}
+
 /// The evidence one reachable task gives for a part (`role` is `fix` or
 /// `check`): its first loop iteration that matches one of the patterns.
-fn task_evidence<'s>(
+fn task_evidence(
     sources: &SourceMap,
     part: &Part,
     role: &'static str,
     patterns: &[Pattern],
-    scope: &'s Scope<'_>,
-    facts: &Facts<'s>,
+    facts: &Facts<'_>,
+    iters: &[Iteration<'_>],
 ) -> Option<TaskEvidence> {
     let r = &facts.reach;
-    let module = r.inst.task.module.as_str();
-    if !patterns
-        .iter()
-        .any(|p| p.modules.is_empty() || p.modules.iter().any(|m| m == module))
-    {
-        return None;
-    }
-    for it in facts.iterations(scope) {
+    for it in iters {
         let Some(pat) = patterns.iter().find(|p| pattern_matches(p, r.inst, it)) else {
             continue;
         };
@@ -771,28 +907,12 @@ fn task_evidence<'s>(
     None
 }
 
-fn concern_verdict<'s>(
-    project: &Project,
-    sources: &SourceMap,
-    c: &Concern,
-    scope: &'s Scope<'_>,
-    reached: &[Facts<'s>],
-) -> Verdict {
+/// A concern's verdict from the fix and check evidence of each of its parts.
+fn concern_verdict(project: &Project, c: &Concern, found: Vec<[Vec<TaskEvidence>; 2]>) -> Verdict {
     let mut parts = Vec::new();
-    for part in &c.parts {
-        let mut evidence = Vec::new();
-        for (role, patterns) in [("fix", &part.fix), ("check", &part.check)] {
-            if patterns.is_empty() {
-                continue;
-            }
-            // Tasks are matched in parallel, each by one worker (its
-            // caches are filled by that worker alone); order is kept.
-            let found: Vec<Option<TaskEvidence>> = reached
-                .par_iter()
-                .map(|facts| task_evidence(sources, part, role, patterns, scope, facts))
-                .collect();
-            evidence.extend(found.into_iter().flatten());
-        }
+    for (part, [fix, check]) in c.parts.iter().zip(found) {
+        let mut evidence = fix;
+        evidence.extend(check);
         evidence.sort_by(|a, b| {
             (a.status, &a.file, a.line, &a.entry).cmp(&(b.status, &b.file, b.line, &b.entry))
         });

@@ -105,7 +105,8 @@ fn task_sides<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<(bool, Side)> 
     ) {
         return out;
     }
-    let Some(it) = facts.iterations(cx.scope).first() else {
+    let iters = facts.iterations(cx.scope);
+    let Some(it) = iters.first() else {
         return out;
     };
     let tv = &it.tv;
@@ -113,12 +114,12 @@ fn task_sides<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<(bool, Side)> 
         "template" => t
             .arg("src")
             .and_then(|n| read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)),
-        "copy" => t.arg("content").map(|n| arg_text(tv, n)),
-        "lineinfile" => t.arg("line").map(|n| arg_text(tv, n)),
+        "copy" => t.arg("content").map(|n| arg_text(tv, n).into()),
+        "lineinfile" => t.arg("line").map(|n| arg_text(tv, n).into()),
         "command" | "shell" => t
             .arg("_raw_params")
             .or_else(|| t.arg("cmd"))
-            .map(|n| arg_text(tv, n)),
+            .map(|n| arg_text(tv, n).into()),
         _ => None,
     };
     let Some(content) = content else { return out };

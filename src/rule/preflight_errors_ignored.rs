@@ -126,7 +126,8 @@ impl Rule for PreflightErrorsIgnored {
         for facts in cx.reached {
             let r = &facts.reach;
             let t = &r.inst.task;
-            let Some(it) = facts.iterations(cx.scope).first() else {
+            let iters = facts.iterations(cx.scope);
+            let Some(it) = iters.first() else {
                 continue;
             };
             let tv = &it.tv;
@@ -152,7 +153,7 @@ impl Rule for PreflightErrorsIgnored {
                             read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)
                         })
                     } else {
-                        t.arg("content").and_then(Node::scalar_text)
+                        t.arg("content").and_then(Node::scalar_text).map(Into::into)
                     };
                     let Some(raw) = raw.filter(|s| s.contains("ignorePreflightErrors")) else {
                         continue;
