@@ -72,8 +72,16 @@ pub fn phase(name: &str) {
             .then(Instant::now)
     });
     if let Some(t) = start {
+        // Resident memory too: pages first touched are zeroed by the
+        // kernel, a cost that grows with the footprint.
+        let rss_mib = std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
+            .map_or(String::new(), |pages| {
+                format!("  {:>6.1} MiB", pages * 4096.0 / 1_048_576.0)
+            });
         eprintln!(
-            "preflint: timing: {:>8.1} ms  {name}",
+            "preflint: timing: {:>8.1} ms{rss_mib}  {name}",
             t.elapsed().as_secs_f64() * 1000.0
         );
     }
