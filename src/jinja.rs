@@ -284,11 +284,23 @@ fn parseable(src: &str) -> bool {
     if src.len() > MAX_SOURCE_LEN {
         return false;
     }
+    // Most sources are short: each byte adds at most one operator (a
+    // keyword is two bytes or more), and the brackets counted below bound
+    // the depth, so a short source with few brackets passes the scan.
+    let bytes = src.as_bytes();
+    if bytes.len() <= MAX_OPERATORS
+        && bytes
+            .iter()
+            .filter(|&&c| matches!(c, b'(' | b'[' | b'{'))
+            .count()
+            <= MAX_BRACKET_DEPTH
+    {
+        return true;
+    }
     // Brackets inside string literals are skipped; template text outside
     // `{{ }}` is counted too, which only errs on the safe side. Every
     // character looked at is ASCII, so bytes are scanned (the bytes of a
     // multi-byte character never equal an ASCII one).
-    let bytes = src.as_bytes();
     let (mut depth, mut quote, mut escaped) = (0usize, None, false);
     let (mut operators, mut word_start) = (0usize, None::<usize>);
     // In a template only the code between delimiters is parsed as expressions.
@@ -553,6 +565,24 @@ mod tests {
     use super::*;
     use crate::HashMap;
     use serde_json::json;
+
+    #[test]
+    fn the_parse_bounds_hold_for_short_and_long_sources() {
+        let nested = |n: usize| format!("{{{{ {}x{} }}}}", "(".repeat(n), ")".repeat(n));
+        // Short: the brackets are counted, nesting or not.
+        assert!(parseable(&nested(MAX_BRACKET_DEPTH - 2)));
+        assert!(!parseable(&nested(MAX_BRACKET_DEPTH)));
+        assert!(
+            parseable(&"{{ (x) }}".repeat(MAX_BRACKET_DEPTH)),
+            "siblings"
+        );
+        // Long: the full scan.
+        let long_siblings = format!("{}{}", " ".repeat(MAX_OPERATORS), "(x)".repeat(40));
+        assert!(parseable(&long_siblings));
+        let chain = format!("{{{{ {} }}}}", vec!["a"; MAX_OPERATORS + 2].join(" ~ "));
+        assert!(!parseable(&chain));
+        assert!(parseable(&vec!["a"; MAX_OPERATORS / 4].join(" ~ ")));
+    }
 
     /// Variables for tests: known values plus names declared unknown.
     #[derive(Default)]
