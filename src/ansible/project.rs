@@ -2167,12 +2167,7 @@ mod tests {
 
     /// The model of a tree given as (path, text) pairs, every top-level playbook an entry.
     fn model(files: &[(&str, &str)]) -> Project {
-        let dir = tempfile::tempdir().expect("tempdir");
-        for (path, text) in files {
-            let p = dir.path().join(path);
-            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-            std::fs::write(p, text).expect("write");
-        }
+        let dir = crate::check::testing::tree(files);
         let cli = <crate::cli::Cli as clap::Parser>::try_parse_from([
             "preflint".to_string(),
             "tasks".to_string(),

@@ -185,14 +185,20 @@ fn suppressed(noqa: &HashMap<String, HashMap<usize, String>>, f: &Finding) -> bo
 pub(crate) mod testing {
     use crate::rule::Finding;
 
-    /// The ids of the findings of `rule` for a tree given as (path, text) pairs.
-    pub(crate) fn findings(files: &[(&str, &str)], rule: &str) -> Vec<Finding> {
+    /// A temporary tree holding the given (path, text) pairs.
+    pub(crate) fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("tempdir");
         for (path, text) in files {
             let p = dir.path().join(path);
             std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
             std::fs::write(p, text).expect("write");
         }
+        dir
+    }
+
+    /// The ids of the findings of `rule` for a tree given as (path, text) pairs.
+    pub(crate) fn findings(files: &[(&str, &str)], rule: &str) -> Vec<Finding> {
+        let dir = tree(files);
         let cli = <crate::cli::Cli as clap::Parser>::try_parse_from([
             "preflint".to_string(),
             "check".to_string(),
