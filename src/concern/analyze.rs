@@ -246,13 +246,13 @@ impl<'a> Scope<'a> {
             .collect();
         // A shared play is the same `Play` (see `Entry::plays`).
         let mut distinct: Vec<&Play> = Vec::new();
+        let mut index: crate::HashMap<usize, usize> = crate::HashMap::default();
         let vars_of = plays
             .iter()
             .map(|(_, p)| {
-                distinct
-                    .iter()
-                    .position(|d| std::ptr::eq(*d, *p))
-                    .unwrap_or_else(|| {
+                *index
+                    .entry(std::ptr::from_ref(*p) as usize)
+                    .or_insert_with(|| {
                         distinct.push(p);
                         distinct.len() - 1
                     })
