@@ -798,7 +798,8 @@ fn match_tasks<'s>(
     scope: &'s Scope<'_>,
     reached: &[Facts<'s>],
 ) -> Vec<[Vec<TaskEvidence>; 2]> {
-    // One slot per part and role with patterns: (part index, role index, part, patterns).
+    // One slot per part and role with patterns:
+    // (part index, role index, part, role name, patterns).
     let mut slots: Vec<(usize, usize, &Part, &'static str, &[Pattern])> = Vec::new();
     let parts: Vec<&Part> = catalog
         .iter()
