@@ -65,10 +65,12 @@ fn resolve(p: &str, dir: &Path) -> PathBuf {
     }
 }
 
-/// `$VAR` and `${VAR}` as `os.path.expandvars` does: unknown names stay as written.
+/// `$VAR` and `${VAR}` as `os.path.expandvars` does: unknown names stay as
+/// written; names are ASCII words, as in posixpath's `re.ASCII` pattern.
 fn expand_vars(s: &str) -> String {
     static VAR: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = VAR.get_or_init(|| regex::Regex::new(r"\$(\w+|\{[^}]*\})").expect("static regex"));
+    let re = VAR
+        .get_or_init(|| regex::Regex::new(r"\$([0-9A-Za-z_]+|\{[^}]*\})").expect("static regex"));
     re.replace_all(s, |c: &regex::Captures<'_>| {
         let name = c[1].trim_start_matches('{').trim_end_matches('}');
         std::env::var(name).unwrap_or_else(|_| c[0].to_string())

@@ -197,37 +197,128 @@ pub enum ArgMatch {
 /// is compiled on first use. Compiling all of them took ~25M instructions of
 /// every run (4% on kubespray's whole tree), though most patterns never see
 /// a task of their module.
+///
+/// Most texts a pattern sees cannot match it at all: every match of
+/// `\b(ss|netstat)\b.*\b6443\b` contains `6443`. The literals a match must
+/// contain are taken from the parsed pattern; a text containing none of them
+/// is answered `false` without compiling (a Unicode-aware regex costs 50-400
+/// us to compile). Patterns with the same text share one compiled regex.
 #[derive(Debug, Clone)]
 pub struct LazyRegex {
     src: String,
-    re: std::sync::OnceLock<Regex>,
+    /// Every match contains one of these (`None`: no such small set).
+    starts: Option<Vec<String>>,
+    re: std::sync::OnceLock<std::sync::Arc<Regex>>,
 }
+
+/// At most this many starting literals are tried before compiling; more
+/// (e.g. a long case-insensitive word) cost more to test than they save.
+const MAX_STARTS: usize = 16;
 
 impl LazyRegex {
     /// Checks the syntax of `src` the way [`Regex::new`] parses it.
     fn new(src: &str) -> Result<Self, String> {
-        regex_syntax::Parser::new()
+        let hir = regex_syntax::Parser::new()
             .parse(src)
             .map_err(|e| regex::Error::Syntax(e.to_string()).to_string())?;
         Ok(LazyRegex {
             src: src.to_string(),
+            starts: starting_literals(&hir),
             re: std::sync::OnceLock::new(),
         })
     }
 
     #[must_use]
     pub fn is_match(&self, text: &str) -> bool {
-        self.re
-            .get_or_init(|| {
-                // The syntax was checked; what is left is the compiled size
-                // limit, which no catalog regex comes near: such a regex
-                // matches nothing rather than stopping the run.
-                Regex::new(&self.src).unwrap_or_else(|_| {
-                    Regex::new(r"[^\s\S]").unwrap_or_else(|_| unreachable!("valid regex"))
-                })
-            })
-            .is_match(text)
+        if let Some(starts) = &self.starts
+            && !starts.iter().any(|s| text.contains(s.as_str()))
+        {
+            return false;
+        }
+        self.compiled().is_match(text)
     }
+
+    fn compiled(&self) -> &Regex {
+        self.re.get_or_init(|| shared_compile(&self.src))
+    }
+}
+
+/// Literals at least one of which every match of `hir` contains: the
+/// substrings it requires (`net.ipv4.ip_forward` in `(?m)^\s*net\.ipv4...`),
+/// else the ones it starts with (which also cover case-insensitive words).
+/// `None` when there is no small set without an empty literal.
+fn starting_literals(hir: &regex_syntax::hir::Hir) -> Option<Vec<String>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    if let Some(req) = required(hir) {
+        return Some(req);
+    }
+    let mut ex = Extractor::new();
+    ex.kind(ExtractKind::Prefix).limit_total(MAX_STARTS);
+    let seq = ex.extract(hir);
+    let lits = seq.literals()?;
+    if lits.is_empty() || lits.len() > MAX_STARTS || lits.iter().any(|l| l.is_empty()) {
+        return None;
+    }
+    // A literal cut inside a UTF-8 sequence cannot be searched as text.
+    lits.iter()
+        .map(|l| std::str::from_utf8(l.as_bytes()).ok().map(str::to_string))
+        .collect()
+}
+
+/// Substrings one of which every match contains: a literal; any one part of
+/// a concatenation (the one whose shortest literal is longest); every branch
+/// of an alternation; a repetition done at least once.
+fn required(hir: &regex_syntax::hir::Hir) -> Option<Vec<String>> {
+    use regex_syntax::hir::HirKind;
+    let found = match hir.kind() {
+        HirKind::Literal(l) => vec![std::str::from_utf8(&l.0).ok()?.to_string()],
+        HirKind::Capture(c) => required(&c.sub)?,
+        HirKind::Repetition(r) if r.min >= 1 => required(&r.sub)?,
+        HirKind::Concat(parts) => parts
+            .iter()
+            .filter_map(required)
+            .max_by_key(|lits| lits.iter().map(String::len).min().unwrap_or(0))?,
+        HirKind::Alternation(branches) => {
+            let mut all = Vec::new();
+            for b in branches {
+                all.extend(required(b)?);
+            }
+            all.sort();
+            all.dedup();
+            all
+        }
+        _ => return None,
+    };
+    (!found.is_empty() && found.len() <= MAX_STARTS && found.iter().all(|l| !l.is_empty()))
+        .then_some(found)
+}
+
+/// Compiles `src` once per process, however many patterns use it.
+fn shared_compile(src: &str) -> std::sync::Arc<Regex> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    static DONE: Mutex<Option<HashMap<String, Arc<Regex>>>> = Mutex::new(None);
+    let lock = || {
+        DONE.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    if let Some(r) = lock().as_ref().and_then(|m| m.get(src)) {
+        return Arc::clone(r);
+    }
+    // Compiled outside the lock: two threads may compile one text twice,
+    // never wait for each other's patterns.
+    // The syntax was checked; what is left is the compiled size limit,
+    // which no catalog regex comes near: such a regex matches nothing
+    // rather than stopping the run.
+    let re = Arc::new(Regex::new(src).unwrap_or_else(|_| {
+        Regex::new(r"[^\s\S]").unwrap_or_else(|_| unreachable!("valid regex"))
+    }));
+    Arc::clone(
+        lock()
+            .get_or_insert_with(HashMap::new)
+            .entry(src.to_string())
+            .or_insert(re),
+    )
 }
 
 #[derive(Debug, Clone)]
@@ -641,6 +732,72 @@ mod tests {
         assert!(!r.is_match("swapon -a"));
         let e = LazyRegex::new("(unclosed").expect_err("syntax");
         assert!(e.contains("unclosed group"), "{e}");
+    }
+
+    #[test]
+    fn a_text_without_a_required_literal_is_answered_without_compiling() {
+        let r = LazyRegex::new(r"\b(ss|netstat|lsof)\b.*\b10250\b").expect("valid");
+        assert_eq!(r.starts.as_deref(), Some(&["10250".to_string()][..]));
+        assert!(!r.is_match("systemctl restart kubelet"));
+        assert!(!r.is_match("ss -ltn | grep 6443"));
+        assert!(r.re.get().is_none(), "no text could match: not compiled");
+        assert!(!r.is_match("grep 10250 /etc/kubernetes"));
+        assert!(r.re.get().is_some(), "a candidate text compiles it");
+        assert!(r.is_match("ss -ltn | grep 10250"));
+        let swap = LazyRegex::new(r"(?m)^\s*vm\.swappiness\s*=\s*0\s*$").expect("valid");
+        assert_eq!(
+            swap.starts.as_deref(),
+            Some(&["vm.swappiness".to_string()][..])
+        );
+        let ci = LazyRegex::new(r"(?i)cpu").expect("valid");
+        assert!(
+            ci.starts.as_ref().is_some_and(|s| s.len() == 8),
+            "{:?}",
+            ci.starts
+        );
+    }
+
+    #[test]
+    fn the_prefilter_answers_as_the_regex_does() {
+        let pats = [
+            r"\bfuser\s+(-\S+\s+)*-k\s+6443/tcp",
+            r"(?i)(memory|cpu)",
+            r"(?i)(product_uuid|hostname|macaddress)",
+            r"(?m)^\s*overlay\s*$",
+            r"^(firewalld|ufw)(\.service)?$",
+            r"sysctl\s+--system|sysctl\s+-p\b",
+            r"(?i)straße",
+            r"x*",
+            r"é+t",
+            r"(a|bc)+d|x(yz)?",
+            r"\b(ss|netstat|lsof)\b.*\b10250\b",
+        ];
+        let texts = [
+            "",
+            "fuser -k 6443/tcp",
+            "FUSER -k 6443/tcp",
+            "Memory check",
+            "MEMORY",
+            "HostName",
+            "  overlay  \n",
+            "ufw.service",
+            "sysctl -p /etc/sysctl.conf",
+            "STRASSE",
+            "STRAẞE",
+            "éét",
+            "et",
+            "bcbcd",
+            "xy",
+            "lsof -i :10250",
+            "10250 ss",
+        ];
+        for p in pats {
+            let lazy = LazyRegex::new(p).expect("valid");
+            let re = regex::Regex::new(p).expect("valid");
+            for t in texts {
+                assert_eq!(lazy.is_match(t), re.is_match(t), "{p} on {t:?}");
+            }
+        }
     }
 
     #[test]

@@ -207,8 +207,11 @@ impl Rule for PreflightErrorsIgnored {
 /// template: a `{% for x in EXPR %}` loop, or literal `- item` lines.
 fn template_values(raw: &str) -> Vec<String> {
     static FOR: OnceLock<Regex> = OnceLock::new();
+    // The loop variable is a Jinja name (ASCII, as Jinja's classic lexer);
+    // a Unicode `\w` cost ~300 us more to compile.
     let for_re = FOR.get_or_init(|| {
-        Regex::new(r"\{%-?\s*for\s+\w+\s+in\s+(.+?)\s*-?%\}").expect("static regex")
+        Regex::new(r"\{%-?\s*for\s+[A-Za-z_][0-9A-Za-z_]*\s+in\s+(.+?)\s*-?%\}")
+            .expect("static regex")
     });
     let mut out = Vec::new();
     let mut lines = raw.lines().peekable();
