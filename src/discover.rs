@@ -107,7 +107,7 @@ pub fn discover(
     excludes: &Excludes,
     sources: &SourceMap,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<DiscoveredFile> {
+) -> Discovered {
     use rayon::prelude::*;
     // A link out of the tree (`vendor -> /usr`) would make the walk read the
     // whole file system: it is not walked (an include through it still reads
@@ -121,11 +121,14 @@ pub fn discover(
             diags,
         );
     };
-    let mut top: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
-    top.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    let mut top = listing(entries);
+    top.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
     let walks: Vec<Vec<Walked>> = top
         .par_iter()
-        .map(|entry| {
+        .map(|(entry, plain_file)| {
+            if *plain_file {
+                return vec![plain(entry, root, excludes)];
+            }
             // A plain directory is split once more (a monorepo keeps most
             // of its files under one `roles/`); anything else is walked
             // whole, which applies the checks to the entry itself.
@@ -137,36 +140,89 @@ pub fn discover(
             let Some(children) = children else {
                 return vec![walk(entry, 1, root, &root_only, excludes, sources)];
             };
-            let mut children: Vec<PathBuf> =
-                children.filter_map(Result::ok).map(|e| e.path()).collect();
-            children.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+            let mut children = listing(children);
+            children.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
             let ancestors = [
                 canonical_root.clone(),
                 canonical_root.join(entry.file_name().unwrap_or_default()),
             ];
-            children
-                .par_iter()
-                .map(|c| walk(c, 2, root, &ancestors, excludes, sources))
+            let listed = Walked {
+                dirs: vec![entry.clone()],
+                ..Walked::default()
+            };
+            std::iter::once(listed)
+                .chain(
+                    children
+                        .par_iter()
+                        .map(|(c, plain_file)| {
+                            if *plain_file {
+                                plain(c, root, excludes)
+                            } else {
+                                walk(c, 2, root, &ancestors, excludes, sources)
+                            }
+                        })
+                        .collect::<Vec<_>>(),
+                )
                 .collect()
         })
         .collect();
-    collect(walks.into_iter().flatten().collect(), diags)
+    let listed_root = Walked {
+        dirs: vec![root.to_path_buf()],
+        ..Walked::default()
+    };
+    let walks = std::iter::once(listed_root).chain(walks.into_iter().flatten());
+    collect(walks.collect(), diags)
+}
+
+/// What the walk found: the files, and the directories it listed (which a
+/// later `stat` would find to be directories).
+#[derive(Debug, Default)]
+pub struct Discovered {
+    pub files: Vec<DiscoveredFile>,
+    pub dirs: Vec<PathBuf>,
+}
+
+/// A directory's entries, each with whether it is a regular file (not a
+/// link; the type comes with the listing, no `stat`).
+fn listing(entries: std::fs::ReadDir) -> Vec<(PathBuf, bool)> {
+    entries
+        .filter_map(Result::ok)
+        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_file())))
+        .collect()
+}
+
+/// A regular file below the root, found by listing its directory: what a
+/// walk starting at it finds, without one (walkdir resolves the ancestors
+/// of every walk's start, a `readlink` per component).
+fn plain(path: &Path, root: &Path, excludes: &Excludes) -> Walked {
+    let mut w = Walked::default();
+    let rel = display_path(root, path);
+    if !excludes.matches(&rel) {
+        w.files.push(DiscoveredFile {
+            path: path.to_path_buf(),
+            kind: classify(&rel),
+            rel,
+        });
+    }
+    w
 }
 
 /// What one walk found: files and problems.
 #[derive(Default)]
 struct Walked {
     files: Vec<DiscoveredFile>,
+    dirs: Vec<PathBuf>,
     diags: Vec<Diagnostic>,
 }
 
-fn collect(walks: Vec<Walked>, diags: &mut Vec<Diagnostic>) -> Vec<DiscoveredFile> {
-    let mut out = Vec::new();
+fn collect(walks: Vec<Walked>, diags: &mut Vec<Diagnostic>) -> Discovered {
+    let mut out = Discovered::default();
     for w in walks {
-        out.extend(w.files);
+        out.files.extend(w.files);
+        out.dirs.extend(w.dirs);
         diags.extend(w.diags);
     }
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
+    out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     out
 }
 
@@ -195,8 +251,16 @@ fn walk(
         if depth > 0 && e.file_type().is_dir() && SKIP_DIRS.contains(&name.as_ref()) {
             return false;
         }
+        // walkdir calls the start of a walk that follows links a link
+        // whatever it is; only a real link is resolved (each costs a
+        // `readlink` per component).
+        let is_link = if e.depth() == 0 {
+            std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.file_type().is_symlink())
+        } else {
+            e.path_is_symlink()
+        };
         if depth > 0
-            && e.path_is_symlink()
+            && is_link
             && let Ok(target) = e.path().canonicalize()
         {
             if !target.starts_with(canonical_root) {
@@ -239,6 +303,9 @@ fn walk(
                 continue;
             }
         };
+        if entry.file_type().is_dir() {
+            w.dirs.push(entry.path().to_path_buf());
+        }
         if !entry.file_type().is_file() {
             continue;
         }
@@ -370,10 +437,41 @@ mod tests {
         std::os::unix::fs::symlink("/usr", dir.path().join("vendor")).expect("link");
         let sources = SourceMap::new(dir.path());
         let mut diags = Vec::new();
-        let files = discover(dir.path(), &Excludes::default(), &sources, &mut diags);
-        assert_eq!(files.len(), 1);
+        let found = discover(dir.path(), &Excludes::default(), &sources, &mut diags);
+        assert_eq!(found.files.len(), 1);
         assert_eq!(diags.len(), 1);
         assert!(diags[0].message.contains("outside the tree"));
+    }
+
+    #[test]
+    fn files_and_listed_directories_at_every_depth() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        for f in [
+            "site.yml",
+            "roles/README",
+            "roles/r/tasks/main.yml",
+            "skip/x.yml",
+        ] {
+            std::fs::create_dir_all(d.join(f).parent().expect("parent")).expect("mkdir");
+            std::fs::write(d.join(f), "- x\n").expect("write");
+        }
+        std::fs::create_dir_all(d.join("roles/.git")).expect("mkdir");
+        let sources = SourceMap::new(d);
+        let mut diags = Vec::new();
+        let found = discover(d, &Excludes::new(&["skip/".into()]), &sources, &mut diags);
+        let files: Vec<&str> = found.files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(
+            files,
+            ["roles/README", "roles/r/tasks/main.yml", "site.yml"]
+        );
+        assert_eq!(found.files[1].kind, FileKind::Tasks);
+        let mut dirs: Vec<String> = found.dirs.iter().map(|p| display_path(d, p)).collect();
+        dirs.sort();
+        // The root, the listed `roles/` and the walked directories; not the
+        // excluded or skipped ones.
+        assert_eq!(dirs, [".", "roles", "roles/r", "roles/r/tasks"]);
+        assert!(diags.is_empty(), "{diags:?}");
     }
 
     #[test]

@@ -155,7 +155,9 @@ pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
     let excludes = Excludes::new(&exclude_list);
 
     let loader = Loader::with_total(Arc::clone(&sources), common.max_total_mib * 1024 * 1024);
-    let files = discover::discover(&root, &excludes, &sources, &mut diags);
+    let found = discover::discover(&root, &excludes, &sources, &mut diags);
+    loader.fs.know_dirs(found.dirs);
+    let files = found.files;
     crate::progress::phase("discover");
     let yaml_paths: Vec<PathBuf> = files
         .iter()
