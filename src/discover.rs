@@ -7,7 +7,6 @@
 
 use crate::diagnostic::{Diagnostic, code};
 use crate::source::{SourceMap, Span, display_path};
-use regex::Regex;
 use std::path::{Path, PathBuf};
 use walkdir::WalkDir;
 
@@ -56,7 +55,7 @@ pub struct DiscoveredFile {
 /// Paths to leave out, given as paths relative to the root or globs.
 #[derive(Debug, Default, Clone)]
 pub struct Excludes {
-    patterns: Vec<Regex>,
+    patterns: Vec<crate::glob::Glob>,
 }
 
 impl Excludes {
@@ -73,7 +72,7 @@ impl Excludes {
     }
 }
 
-fn glob_regex(pattern: &str) -> Option<Regex> {
+fn glob_regex(pattern: &str) -> Option<crate::glob::Glob> {
     let p = pattern
         .trim()
         .trim_start_matches("./")

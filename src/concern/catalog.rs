@@ -326,7 +326,7 @@ pub struct Pattern {
     pub modules: Vec<String>,
     pub args: Vec<(String, ArgMatch)>,
     pub command: Option<LazyRegex>,
-    pub writes: Option<(Regex, Option<LazyRegex>)>,
+    pub writes: Option<(crate::glob::Glob, Option<LazyRegex>)>,
     /// Source text of the path glob, for evidence.
     pub writes_glob: Option<String>,
     pub requires: Option<String>,
@@ -384,7 +384,7 @@ const HOST_ROLES: &[&str] = &["control_plane", "worker", "etcd"];
 
 /// Converts a path glob (`*`, `**`, `?`, `{a,b}`) into an anchored regex.
 #[must_use]
-pub fn glob_to_regex(glob: &str) -> Option<Regex> {
+pub fn glob_to_regex(glob: &str) -> Option<crate::glob::Glob> {
     crate::glob::to_regex(glob, false)
 }
 
