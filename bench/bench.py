@@ -436,7 +436,12 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
             ("who-fixes (all)", ["who-fixes", str(tree)]),
             ("check (all)", ["check", str(tree)]),
         ]
+    # preflint and the floors are measured in one interleaved set (each
+    # command once per round): the ratios to the floor then compare runs of
+    # the same minutes on a machine whose speed drifts.
     pf = {}
+    specs = []
+    keys = []
     for key, argv in commands:
         sub = argv[0]
         name = f"preflint {' '.join(a if a != str(tree) else 'TREE' for a in argv)}"
@@ -444,30 +449,43 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
             say(f"  {name}: not implemented yet (`preflint {sub} --help` fails)")
             rows.append(Row(name, "preflint", "not implemented yet"))
             continue
-        r = measure(name, [str(preflint), *argv], args.runs, tmp, "preflint", env=env_without("RAYON_NUM_THREADS"))
-        lines = r.first_stdout.count(b"\n")
-        r.note = join_notes(r.note, f"{lines} output lines")
-        rows.append(r)
-        pf[key] = r
-
+        specs.append((name, [str(preflint), *argv], env_without("RAYON_NUM_THREADS"), "preflint", ""))
+        keys.append(key)
     say("Floors:")
     cmd, shown = read_floor_cmd(tree)
     say(f"  read floor command (shell, not Python): {shown}")
-    rows.append(measure("floor: read every YAML byte (find|xargs cat)", cmd, args.runs, tmp, "floor"))
+    specs.append(("floor: read every YAML byte (find|xargs cat)", cmd, None, "floor", ""))
+    keys.append("read floor")
     floor_par = None
     floor_distinct = None
     if floor_bin is None:
         say(f"  parse floor: not available ({floor_why})")
+    else:
+        specs += [
+            ("floor: parse all YAML, 1 thread", [str(floor_bin), str(tree)], env_with(RAYON_NUM_THREADS=1),
+             "floor", ""),
+            ("floor: parse all YAML, parallel", [str(floor_bin), str(tree)], env_without("RAYON_NUM_THREADS"),
+             "floor", ""),
+            ("floor: parse each distinct file, parallel", [str(floor_bin), str(tree), "--distinct"],
+             env_without("RAYON_NUM_THREADS"), "floor", ""),
+        ]
+        keys += ["floor 1", "floor par", "floor distinct"]
+    say("preflint and floors, interleaved:")
+    measured = dict(zip(keys, measure_interleaved(specs, args.runs, tmp)))
+    for key, _argv in commands:
+        r = measured.get(key)
+        if r is None:
+            continue
+        lines = r.first_stdout.count(b"\n")
+        r.note = join_notes(r.note, f"{lines} output lines")
+        rows.append(r)
+        pf[key] = r
+    rows.append(measured["read floor"])
+    if floor_bin is None:
         rows.append(Row("floor: parse all YAML, 1 thread", "floor", "not available"))
         rows.append(Row("floor: parse all YAML, parallel", "floor", "not available"))
     else:
-        r1, rp, rd = measure_interleaved(
-            [("floor: parse all YAML, 1 thread", [str(floor_bin), str(tree)], env_with(RAYON_NUM_THREADS=1),
-              "floor", ""),
-             ("floor: parse all YAML, parallel", [str(floor_bin), str(tree)], env_without("RAYON_NUM_THREADS"),
-              "floor", ""),
-             ("floor: parse each distinct file, parallel", [str(floor_bin), str(tree), "--distinct"],
-              env_without("RAYON_NUM_THREADS"), "floor", "")], args.runs, tmp)
+        r1, rp, rd = measured["floor 1"], measured["floor par"], measured["floor distinct"]
         for r in (r1, rp, rd):
             r.note = join_notes(r.note, r.first_stdout.decode("utf-8", "replace").strip())
         rows += [r1, rp, rd]
