@@ -26,6 +26,14 @@ impl Glob {
 /// an unclosed `{`.
 #[must_use]
 pub fn to_regex(glob: &str, or_below: bool) -> Option<Glob> {
+    // One character: a byte that does not continue another, then the bytes
+    // that continue it.
+    let re = translate(glob, or_below, r"[^/\x80-\xBF][\x80-\xBF]*")?;
+    RegexBuilder::new(&re).unicode(false).build().ok().map(Glob)
+}
+
+/// The regex text of `glob`, `?` written as `one_char`.
+fn translate(glob: &str, or_below: bool, one_char: &str) -> Option<String> {
     let mut re = String::from("^");
     let chars: Vec<char> = glob.chars().collect();
     let mut i = 0;
@@ -37,9 +45,7 @@ pub fn to_regex(glob: &str, or_below: bool) -> Option<Glob> {
                 i += 1;
             }
             '*' => re.push_str("[^/]*"),
-            // One character: a byte that does not continue another, then
-            // the bytes that continue it.
-            '?' => re.push_str(r"[^/\x80-\xBF][\x80-\xBF]*"),
+            '?' => re.push_str(one_char),
             '{' => {
                 re.push_str("(?:");
                 in_alt = true;
@@ -57,7 +63,7 @@ pub fn to_regex(glob: &str, or_below: bool) -> Option<Glob> {
         return None;
     }
     re.push_str(if or_below { "(/.*)?$" } else { "$" });
-    RegexBuilder::new(&re).unicode(false).build().ok().map(Glob)
+    Some(re)
 }
 
 #[cfg(test)]
@@ -77,28 +83,10 @@ mod tests {
     /// The same answers as the character regex the glob used to be.
     #[test]
     fn bytes_match_as_characters_do() {
-        fn char_regex(glob: &str, or_below: bool) -> regex::Regex {
-            let mut re = String::from("^");
-            let chars: Vec<char> = glob.chars().collect();
-            let mut i = 0;
-            while i < chars.len() {
-                match chars[i] {
-                    '*' if chars.get(i + 1) == Some(&'*') => {
-                        re.push_str(".*");
-                        i += 1;
-                    }
-                    '*' => re.push_str("[^/]*"),
-                    '?' => re.push_str("[^/]"),
-                    '{' => re.push_str("(?:"),
-                    '}' => re.push(')'),
-                    ',' => re.push('|'),
-                    c => re.push_str(&regex::escape(&c.to_string())),
-                }
-                i += 1;
-            }
-            re.push_str(if or_below { "(/.*)?$" } else { "$" });
-            regex::Regex::new(&re).expect("valid")
-        }
+        // The character regex a glob used to be: `?` is one character.
+        let char_regex = |glob: &str, or_below: bool| {
+            regex::Regex::new(&translate(glob, or_below, "[^/]").expect("closed")).expect("valid")
+        };
         let globs = [
             "?", "??", "?*", "*?", "é?", "?é", "a/?/b", "**/x.yml", "*", "ü*ß", "{é,ab}?", "r/**",
             "x?y", "日本?",

@@ -623,10 +623,8 @@ mod tests {
 
     #[test]
     fn nothing_is_below_what_is_not_a_directory() {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = crate::check::testing::tree(&[("r/tasks/main.yml", "- x\n")]);
         let d = dir.path();
-        std::fs::create_dir_all(d.join("r/tasks")).expect("mkdir");
-        std::fs::write(d.join("r/tasks/main.yml"), "- x\n").expect("write");
         let fs = FsMemo::default();
         assert_eq!(fs.stat(&d.join("r/vars/main.yml")), Stat::Missing);
         assert_eq!(fs.stat(&d.join("r/tasks/main.yml/x")), Stat::Missing);
