@@ -207,13 +207,13 @@ pub enum ArgMatch {
 pub struct LazyRegex {
     src: String,
     /// Every match contains one of these (`None`: no such small set).
-    starts: Option<Vec<String>>,
+    needles: Option<Vec<String>>,
     re: std::sync::OnceLock<std::sync::Arc<Regex>>,
 }
 
-/// At most this many starting literals are tried before compiling; more
-/// (e.g. a long case-insensitive word) cost more to test than they save.
-const MAX_STARTS: usize = 16;
+/// At most this many literals are tried before compiling; more (e.g. a long
+/// case-insensitive word) cost more to test than they save.
+const MAX_NEEDLES: usize = 16;
 
 impl LazyRegex {
     /// Checks the syntax of `src` the way [`Regex::new`] parses it.
@@ -223,15 +223,15 @@ impl LazyRegex {
             .map_err(|e| regex::Error::Syntax(e.to_string()).to_string())?;
         Ok(LazyRegex {
             src: src.to_string(),
-            starts: starting_literals(&hir),
+            needles: needles(&hir),
             re: std::sync::OnceLock::new(),
         })
     }
 
     #[must_use]
     pub fn is_match(&self, text: &str) -> bool {
-        if let Some(starts) = &self.starts
-            && !starts.iter().any(|s| text.contains(s.as_str()))
+        if let Some(needles) = &self.needles
+            && !needles.iter().any(|s| text.contains(s.as_str()))
         {
             return false;
         }
@@ -247,16 +247,16 @@ impl LazyRegex {
 /// substrings it requires (`net.ipv4.ip_forward` in `(?m)^\s*net\.ipv4...`),
 /// else the ones it starts with (which also cover case-insensitive words).
 /// `None` when there is no small set without an empty literal.
-fn starting_literals(hir: &regex_syntax::hir::Hir) -> Option<Vec<String>> {
+fn needles(hir: &regex_syntax::hir::Hir) -> Option<Vec<String>> {
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
     if let Some(req) = required(hir) {
         return Some(req);
     }
     let mut ex = Extractor::new();
-    ex.kind(ExtractKind::Prefix).limit_total(MAX_STARTS);
+    ex.kind(ExtractKind::Prefix).limit_total(MAX_NEEDLES);
     let seq = ex.extract(hir);
     let lits = seq.literals()?;
-    if lits.is_empty() || lits.len() > MAX_STARTS || lits.iter().any(|l| l.is_empty()) {
+    if lits.is_empty() || lits.len() > MAX_NEEDLES || lits.iter().any(|l| l.is_empty()) {
         return None;
     }
     // A literal cut inside a UTF-8 sequence cannot be searched as text.
@@ -289,7 +289,7 @@ fn required(hir: &regex_syntax::hir::Hir) -> Option<Vec<String>> {
         }
         _ => return None,
     };
-    (!found.is_empty() && found.len() <= MAX_STARTS && found.iter().all(|l| !l.is_empty()))
+    (!found.is_empty() && found.len() <= MAX_NEEDLES && found.iter().all(|l| !l.is_empty()))
         .then_some(found)
 }
 
@@ -737,7 +737,7 @@ mod tests {
     #[test]
     fn a_text_without_a_required_literal_is_answered_without_compiling() {
         let r = LazyRegex::new(r"\b(ss|netstat|lsof)\b.*\b10250\b").expect("valid");
-        assert_eq!(r.starts.as_deref(), Some(&["10250".to_string()][..]));
+        assert_eq!(r.needles.as_deref(), Some(&["10250".to_string()][..]));
         assert!(!r.is_match("systemctl restart kubelet"));
         assert!(!r.is_match("ss -ltn | grep 6443"));
         assert!(r.re.get().is_none(), "no text could match: not compiled");
@@ -746,14 +746,14 @@ mod tests {
         assert!(r.is_match("ss -ltn | grep 10250"));
         let swap = LazyRegex::new(r"(?m)^\s*vm\.swappiness\s*=\s*0\s*$").expect("valid");
         assert_eq!(
-            swap.starts.as_deref(),
+            swap.needles.as_deref(),
             Some(&["vm.swappiness".to_string()][..])
         );
         let ci = LazyRegex::new(r"(?i)cpu").expect("valid");
         assert!(
-            ci.starts.as_ref().is_some_and(|s| s.len() == 8),
+            ci.needles.as_ref().is_some_and(|s| s.len() == 8),
             "{:?}",
-            ci.starts
+            ci.needles
         );
     }
 
