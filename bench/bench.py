@@ -421,7 +421,6 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
     say()
 
     rows: list[Row] = []
-    say("preflint:")
     pb = ["--playbook", str(playbook)] if playbook else []
     # With PLAYBOOK: each command on that entry playbook; and check and
     # who-fixes as users run them on a checkout, with no --playbook (every
