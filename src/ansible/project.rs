@@ -2168,12 +2168,7 @@ mod tests {
     /// The model of a tree given as (path, text) pairs, every top-level playbook an entry.
     fn model(files: &[(&str, &str)]) -> Project {
         let dir = crate::check::testing::tree(files);
-        let cli = <crate::cli::Cli as clap::Parser>::try_parse_from([
-            "preflint".to_string(),
-            "tasks".to_string(),
-            dir.path().display().to_string(),
-        ])
-        .expect("args");
+        let cli = crate::check::testing::cli("tasks", dir.path());
         let Some(crate::cli::Command::Tasks(args)) = cli.command else {
             unreachable!("parsed as tasks")
         };

@@ -196,16 +196,20 @@ pub(crate) mod testing {
         dir
     }
 
+    /// The command line `preflint SUB DIR`.
+    pub(crate) fn cli(sub: &str, dir: &std::path::Path) -> crate::cli::Cli {
+        <crate::cli::Cli as clap::Parser>::try_parse_from([
+            "preflint".to_string(),
+            sub.to_string(),
+            dir.display().to_string(),
+        ])
+        .expect("args")
+    }
+
     /// The ids of the findings of `rule` for a tree given as (path, text) pairs.
     pub(crate) fn findings(files: &[(&str, &str)], rule: &str) -> Vec<Finding> {
         let dir = tree(files);
-        let cli = <crate::cli::Cli as clap::Parser>::try_parse_from([
-            "preflint".to_string(),
-            "check".to_string(),
-            dir.path().display().to_string(),
-        ])
-        .expect("args");
-        let Some(crate::cli::Command::Check(args)) = cli.command else {
+        let Some(crate::cli::Command::Check(args)) = cli("check", dir.path()).command else {
             unreachable!("parsed as check")
         };
         let run = crate::run::check_run(&args).expect("check runs");
