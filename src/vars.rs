@@ -112,11 +112,25 @@ type RenderVariant = (LookupOwned, Arc<[String]>, Vec<Ident>);
 const MAX_RUN_VARIANTS: usize = 8;
 
 /// What a name stands on in one play: its winning static definition (layer
-/// address and entry; `usize::MAX` for extra vars) and whether it is registered.
+/// address and entry; `usize::MAX` for extra vars), whether it is
+/// registered, and, without either, what `set_fact` makes of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ident {
     def: Option<(usize, usize)>,
     registered: bool,
+    set_fact: SetFact,
+}
+
+/// What the play's `set_fact` tasks give a name that has no static
+/// definition and is not registered (see `TaskVars::set_fact_value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SetFact {
+    /// Not set by `set_fact`, or its value does not come from there.
+    NotUsed,
+    /// Known only at run time.
+    RunTime,
+    /// The one literal every site sets: the value at this span.
+    Literal(Span),
 }
 
 /// Where one definition is: entry `pair` of layer `layer`, or extra var `pair`.
@@ -267,32 +281,35 @@ impl PlayVars {
         self
     }
 
-    /// What `name` stands on in this play; `None` when `set_fact` sets it
-    /// (its value depends on the play's tasks).
-    fn ident(&self, name: &str) -> Option<Ident> {
-        if self.set_facts.contains_key(name) {
-            return None;
-        }
+    /// What `name` stands on in this play: two plays where a name stands
+    /// on the same give it the same value.
+    fn ident(&self, name: &str) -> Ident {
         let def = self.refs(name).last().map(|d| match d.layer {
             Some(l) => (Arc::as_ptr(&self.layers[l]) as usize, d.pair),
             None => (usize::MAX, d.pair),
         });
-        Some(Ident {
+        let registered = self.registered.contains_key(name);
+        let set_fact = match self.set_facts.get(name) {
+            Some(sites) if def.is_none() && !registered => {
+                set_fact_literal(sites).map_or(SetFact::RunTime, |n| SetFact::Literal(n.span))
+            }
+            _ => SetFact::NotUsed,
+        };
+        Ident {
             def,
-            registered: self.registered.contains_key(name),
-        })
+            registered,
+            set_fact,
+        }
     }
 
-    /// What each of `deps` stands on here; `None` when one is set by `set_fact`.
-    fn idents(&self, deps: &[String]) -> Option<Vec<Ident>> {
+    /// What each of `deps` stands on here.
+    fn idents(&self, deps: &[String]) -> Vec<Ident> {
         deps.iter().map(|d| self.ident(d)).collect()
     }
 
     /// Whether each of `deps` stands here on what `idents` says.
     fn stands_as(&self, deps: &[String], idents: &[Ident]) -> bool {
-        deps.iter()
-            .zip(idents)
-            .all(|(d, id)| self.ident(d) == Some(*id))
+        deps.iter().zip(idents).all(|(d, id)| self.ident(d) == *id)
     }
 
     /// A result another play computed that holds here, if any.
@@ -312,9 +329,7 @@ impl PlayVars {
     /// Offers a play-level result to the other plays of the run.
     fn offer_to_run(&self, name: &str, entry: &Arc<Shared>) {
         let Some(run) = &self.run else { return };
-        let Some(idents) = self.idents(&entry.deps) else {
-            return;
-        };
+        let idents = self.idents(&entry.deps);
         let mut map = run.0.lock().unwrap_or_else(PoisonError::into_inner);
         let variants = map.entry(name.to_string()).or_default();
         if variants.len() < MAX_RUN_VARIANTS && !variants.iter().any(|(_, i)| *i == idents) {
@@ -346,9 +361,7 @@ impl PlayVars {
     /// Offers a render that rested on play-level names only to the run.
     fn offer_render(&self, template: &str, v: &LookupOwned, deps: Vec<String>) {
         let Some(run) = &self.run else { return };
-        let Some(idents) = self.idents(&deps) else {
-            return;
-        };
+        let idents = self.idents(&deps);
         let mut map = run.1.lock().unwrap_or_else(PoisonError::into_inner);
         let variants = map.entry(template.to_string()).or_default();
         if variants.len() < MAX_RUN_VARIANTS && !variants.iter().any(|(_, _, i)| *i == idents) {
@@ -368,6 +381,20 @@ impl PlayVars {
             .map(|d| self.definition(*d))
             .collect()
     }
+}
+
+/// The literal every `set_fact` site sets, when they all set the same one.
+fn set_fact_literal(sites: &[(Span, Node)]) -> Option<&Node> {
+    let literal = |n: &Node| match &n.value {
+        Value::Str(s) => !crate::ansible::project::is_templated(s),
+        Value::Seq(_) | Value::Map(_) => false,
+        _ => true,
+    };
+    let (_, first) = sites.first()?;
+    sites
+        .iter()
+        .all(|(_, n)| literal(n) && n.value == first.value)
+        .then_some(first)
 }
 
 /// The groups a hosts pattern selects positively (`a:b:&c:!d` gives a, b, c;
@@ -756,20 +783,9 @@ impl<'a> TaskVars<'a> {
     /// the same literal (what it will be at run time), unknown otherwise.
     fn set_fact_value(&self, name: &str) -> LookupOwned {
         let sites = self.play.set_facts.get(name).map_or(&[][..], Vec::as_slice);
-        let literal = |n: &Node| match &n.value {
-            Value::Str(s) => !crate::ansible::project::is_templated(s),
-            Value::Seq(_) | Value::Map(_) => false,
-            _ => true,
-        };
-        match sites.first() {
-            Some((_, first))
-                if sites
-                    .iter()
-                    .all(|(_, n)| literal(n) && n.value == first.value) =>
-            {
-                LookupOwned::Value(first.to_json())
-            }
-            _ => LookupOwned::Unknown(UnknownWhy::RuntimeFact),
+        match set_fact_literal(sites) {
+            Some(n) => LookupOwned::Value(n.to_json()),
+            None => LookupOwned::Unknown(UnknownWhy::RuntimeFact),
         }
     }
 
@@ -1115,5 +1131,42 @@ mod tests {
             run.1.lock().expect("lock")[dest.as_str().expect("str")].len(),
             2
         );
+    }
+
+    #[test]
+    fn run_wide_renders_over_set_fact_names_hold_where_the_same_sites_set_them() {
+        let run = Arc::new(RunShared::default());
+        let defaults = run_defaults();
+        // `f` has no static definition: the play's `set_fact` tasks give it.
+        let sites = layer(LayerKind::TaskVars, "s1: one\ns2: two\ns3: \"{{ b }}\"\n");
+        let site = |k: &str| {
+            let n = sites.node.get(k).expect("site").clone();
+            (n.span, n)
+        };
+        let play = |set: &[&str]| {
+            let mut pv = run_play(&run, &defaults, None);
+            pv.set_facts
+                .insert("f".into(), set.iter().map(|k| site(k)).collect());
+            pv
+        };
+        let arg = layer(LayerKind::TaskVars, "dest: \"/etc/{{ f }}.conf\"\n");
+        let dest = arg.node.get("dest").expect("dest").clone();
+        let render = |pv: &PlayVars| match task_vars(pv, &[], None).value(&dest) {
+            LookupOwned::Value(v) => Some(v),
+            _ => None,
+        };
+        let variants = || run.1.lock().expect("lock")[dest.as_str().expect("str")].len();
+        assert_eq!(render(&play(&["s1"])), Some("/etc/one.conf".into()));
+        // The same site in another play: the render is taken, not redone.
+        assert_eq!(render(&play(&["s1"])), Some("/etc/one.conf".into()));
+        assert_eq!(variants(), 1);
+        // Another literal is another value.
+        assert_eq!(render(&play(&["s2"])), Some("/etc/two.conf".into()));
+        assert_eq!(variants(), 2);
+        // Sites that disagree, or a templated one, leave it to run time,
+        // whichever sites they are.
+        assert_eq!(render(&play(&["s1", "s2"])), None);
+        assert_eq!(render(&play(&["s3"])), None);
+        assert_eq!(variants(), 3);
     }
 }
