@@ -183,41 +183,56 @@ impl PlayVars {
         tasks: impl Iterator<Item = &'t TaskInstance>,
         extra: &ExtraVars,
     ) -> Self {
-        // (rank, layer order) sorts definitions lowest precedence first; the
-        // sort is stable, so entries of one layer keep their order.
-        let mut all: Vec<(u8, usize, &str, DefRef)> = Vec::new();
-        for (seq, l) in layers.iter().enumerate() {
-            let Some(pairs) = l.node.as_map() else {
+        // Definitions lowest precedence first: layers by (rank, load order),
+        // extra vars last, each layer's entries in their order. The layers
+        // are sorted, not their thousands of entries.
+        let mut order: Vec<(u8, usize)> = layers
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.node.as_map().is_some())
+            .map(|(seq, l)| (rank(&l.kind), seq))
+            .collect();
+        order.push((30, usize::MAX));
+        order.sort_unstable();
+        let entries = |seq: usize| -> &[(Node, Node)] {
+            match layers.get(seq) {
+                Some(l) => l.node.as_map().unwrap_or(&[]),
+                None => &[],
+            }
+        };
+        let total = order
+            .iter()
+            .map(|&(_, seq)| entries(seq).len())
+            .sum::<usize>()
+            + extra.vars.len();
+        let mut defs: HashMap<String, Vec<DefRef>> =
+            HashMap::with_capacity_and_hasher(total, Default::default());
+        let mut add = |name: &str, d: DefRef| match defs.get_mut(name) {
+            Some(v) => v.push(d),
+            None => {
+                defs.insert(name.to_string(), vec![d]);
+            }
+        };
+        for (r, seq) in order {
+            if seq == usize::MAX {
+                for (i, (k, _)) in extra.vars.iter().enumerate() {
+                    let d = DefRef {
+                        layer: None,
+                        pair: i,
+                        rank: r,
+                    };
+                    add(k.as_str(), d);
+                }
                 continue;
-            };
-            let r = rank(&l.kind);
-            for (i, (k, _)) in pairs.iter().enumerate() {
+            }
+            for (i, (k, _)) in entries(seq).iter().enumerate() {
                 if let Some(name) = k.as_str() {
                     let d = DefRef {
                         layer: Some(seq),
                         pair: i,
                         rank: r,
                     };
-                    all.push((r, seq, name, d));
-                }
-            }
-        }
-        for (i, (k, _)) in extra.vars.iter().enumerate() {
-            let d = DefRef {
-                layer: None,
-                pair: i,
-                rank: 30,
-            };
-            all.push((30, usize::MAX, k.as_str(), d));
-        }
-        all.sort_by_key(|a| (a.0, a.1));
-        let mut defs: HashMap<String, Vec<DefRef>> =
-            HashMap::with_capacity_and_hasher(all.len(), Default::default());
-        for (_, _, name, d) in all {
-            match defs.get_mut(name) {
-                Some(v) => v.push(d),
-                None => {
-                    defs.insert(name.to_string(), vec![d]);
+                    add(name, d);
                 }
             }
         }
