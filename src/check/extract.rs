@@ -12,7 +12,7 @@ use crate::jinja::{self, Tri};
 use crate::source::SourceMap;
 use crate::sysctl::{Engine, Evidence, Write, WriteKind, parse_conf, sysctl_file_kind};
 use crate::vars::TaskVars;
-use rayon::prelude::*;
+
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -64,12 +64,14 @@ pub fn sysctl_writes<'s>(
     reached: &[Facts<'s>],
     sources: &SourceMap,
 ) -> Vec<Found> {
-    // Tasks in parallel, each by one worker; execution order is kept.
-    let per_task: Vec<Vec<Found>> = reached
-        .par_iter()
-        .map(|facts| task_found(scope, facts, sources))
-        .collect();
-    per_task.into_iter().flatten().collect()
+    // Tasks in parallel, each by one worker; execution order is kept. A
+    // twin (the same task of one play, from another entry) writes what the
+    // first of its twins writes.
+    crate::concern::analyze::per_task(
+        reached,
+        |facts| task_found(scope, facts, sources),
+        |_, found| found.clone(),
+    )
 }
 
 /// The sysctl writes of one reachable task, every iteration.

@@ -302,17 +302,55 @@ impl<'a> Scope<'a> {
     /// tasks of a play shared by several entries share one cache.
     #[must_use]
     pub fn reached(&self) -> Vec<Facts<'_>> {
-        let mut caches: crate::HashMap<(usize, usize), Arc<FactsCache<'_>>> =
+        let mut caches: crate::HashMap<(usize, usize), (usize, Arc<FactsCache<'_>>)> =
             crate::HashMap::default();
         self.reach()
             .into_iter()
-            .map(|reach| {
+            .enumerate()
+            .map(|(i, reach)| {
                 let key = (reach.play_vars, std::ptr::from_ref(reach.inst) as usize);
-                let cache = Arc::clone(caches.entry(key).or_default());
-                Facts { reach, cache }
+                let (first_twin, cache) = caches.entry(key).or_insert_with(|| (i, Arc::default()));
+                Facts {
+                    reach,
+                    cache: Arc::clone(cache),
+                    first_twin: *first_twin,
+                }
             })
             .collect()
     }
+}
+
+/// `f` of every reached task, in their order, computed in parallel once per
+/// task and its twins: a twin gets what the first of its twins got, passed
+/// through `twin`.
+pub fn per_task<'s, T: Send>(
+    reached: &[Facts<'s>],
+    f: impl Fn(&Facts<'s>) -> Vec<T> + Sync + Send,
+    twin: impl Fn(&Facts<'s>, &T) -> T,
+) -> Vec<T> {
+    let firsts: Vec<Option<Vec<T>>> = reached
+        .par_iter()
+        .enumerate()
+        .map(|(i, facts)| (facts.first_twin == i).then(|| f(facts)))
+        .collect();
+    let twins: Vec<Option<Vec<T>>> = reached
+        .iter()
+        .zip(&firsts)
+        .map(|(facts, own)| {
+            own.is_none().then(|| {
+                firsts[facts.first_twin]
+                    .iter()
+                    .flatten()
+                    .map(|x| twin(facts, x))
+                    .collect()
+            })
+        })
+        .collect();
+    firsts
+        .into_iter()
+        .zip(twins)
+        .flat_map(|(own, twin)| own.or(twin).unwrap_or_default())
+        .collect()
 }
 
 /// The result of evaluating a task's condition chain.
@@ -374,6 +412,10 @@ impl Iteration<'_> {
 pub struct Facts<'s> {
     pub reach: Reach<'s>,
     cache: Arc<FactsCache<'s>>,
+    /// The index (in [`Scope::reached`]) of the first of this task's twins:
+    /// the same task instance of one play, reached from several entries.
+    /// Twins differ only in their entry.
+    pub first_twin: usize,
 }
 
 /// The iterations of one task instance, shared by the entries that reach
@@ -835,9 +877,15 @@ fn match_tasks<'s>(
             by_module.entry(m).or_default().push(si);
         }
     }
-    let per_task: Vec<Vec<(usize, TaskEvidence)>> = reached
-        .par_iter()
-        .map(|facts| {
+    // A twin gives what the first of its twins gives, from its own entry.
+    let twin = |facts: &Facts<'_>, (si, e): &(usize, TaskEvidence)| {
+        let mut e = e.clone();
+        facts.reach.entry.clone_into(&mut e.entry);
+        (*si, e)
+    };
+    let per_task = per_task(
+        reached,
+        |facts| {
             let module = facts.reach.inst.task.module.as_str();
             let mut candidates: Vec<usize> = any_module.clone();
             if let Some(v) = by_module.get(module) {
@@ -855,10 +903,11 @@ fn match_tasks<'s>(
                     task_evidence(sources, part, role, patterns, facts, &iters).map(|e| (si, e))
                 })
                 .collect()
-        })
-        .collect();
+        },
+        twin,
+    );
     let mut out: Vec<[Vec<TaskEvidence>; 2]> = parts.iter().map(|_| Default::default()).collect();
-    for (si, e) in per_task.into_iter().flatten() {
+    for (si, e) in per_task {
         let (pi, ri, ..) = slots[si];
         out[pi][ri].push(e);
     }
@@ -1180,5 +1229,96 @@ fn fact_verdict(
             runtime_changes,
             used_at,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A tree where `a.yml` and `b.yml` import one playbook the same way,
+    /// plus `c.yml` running the role in a play of its own.
+    const TREE: &[(&str, &str)] = &[
+        ("a.yml", "- import_playbook: pb/inner.yml\n"),
+        ("b.yml", "- import_playbook: pb/inner.yml\n"),
+        ("c.yml", "- import_playbook: pb/other.yml\n"),
+        ("pb/inner.yml", "- hosts: all\n  roles: [r]\n"),
+        ("pb/other.yml", "- hosts: all\n  vars: {x: 1}\n  roles: [r]\n"),
+        (
+            "pb/roles/r/tasks/main.yml",
+            "- name: swap off\n  ansible.builtin.command: swapoff -a\n- name: two\n  ansible.builtin.debug: {msg: hi}\n",
+        ),
+    ];
+
+    fn loaded(dir: &Path) -> crate::run::Loaded {
+        let cli = crate::check::testing::cli("who-fixes", dir);
+        let Some(crate::cli::Command::WhoFixes(args)) = cli.command else {
+            unreachable!("parsed as who-fixes")
+        };
+        crate::run::load(&args.common, &crate::config::Config::default()).expect("loads")
+    }
+
+    #[test]
+    fn twins_are_computed_once_and_get_what_the_first_got_from_their_entry() {
+        let dir = crate::check::testing::tree(TREE);
+        let l = loaded(dir.path());
+        let scope = Scope::new(&l.project, &l.extra, None);
+        let reached = scope.reached();
+        let line = |f: &Facts<'_>| f.reach.inst.task.span.line;
+        let calls = AtomicUsize::new(0);
+        let got = per_task(
+            &reached,
+            |f| {
+                calls.fetch_add(1, Ordering::Relaxed);
+                vec![(line(f), f.reach.entry.to_string())]
+            },
+            |f, (l, _)| (*l, f.reach.entry.to_string()),
+        );
+        let every: Vec<(u32, String)> = reached
+            .iter()
+            .map(|f| (line(f), f.reach.entry.to_string()))
+            .collect();
+        assert_eq!(got, every);
+        // a.yml and b.yml share their play: its two tasks are done once.
+        assert_eq!(reached.len(), 6);
+        assert_eq!(calls.load(Ordering::Relaxed), 4);
+        let twins: Vec<(usize, usize)> = reached
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| f.first_twin != *i)
+            .map(|(i, f)| (i, f.first_twin))
+            .collect();
+        assert_eq!(twins, [(2, 0), (3, 1)]);
+    }
+
+    #[test]
+    fn a_twins_evidence_names_its_own_entry() {
+        let dir = crate::check::testing::tree(TREE);
+        let l = loaded(dir.path());
+        let catalog = crate::concern::catalog::load(None).expect("catalog");
+        let scope = Scope::new(&l.project, &l.extra, None);
+        let reached = scope.reached();
+        let verdicts = analyze(&l.project, &l.sources, &catalog, &scope, &reached);
+        let swap = verdicts.iter().find(|v| v.id == "swap").expect("swap concern");
+        let entries: Vec<&str> = swap
+            .parts
+            .iter()
+            .flat_map(|p| &p.evidence)
+            .map(|e| e.entry.as_str())
+            .collect();
+        // One task, one status: the evidence of the first entry is kept
+        // (see `concern_verdict`), whichever entry computed it.
+        assert_eq!(entries, ["a.yml"]);
+        let found = match_tasks(&l.sources, &catalog, &scope, &reached);
+        let mut all: Vec<&str> = found
+            .iter()
+            .flat_map(|[fix, check]| fix.iter().chain(check))
+            .filter(|e| e.module == "ansible.builtin.command")
+            .map(|e| e.entry.as_str())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all, ["a.yml", "b.yml", "c.yml"]);
     }
 }

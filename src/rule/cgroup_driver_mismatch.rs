@@ -38,6 +38,7 @@ Use `systemd` for both: `cgroupDriver: systemd` and `SystemdCgroup = true`.
     preflight: None,
 };
 
+#[derive(Clone)]
 struct Side {
     driver: String,
     file: String,
@@ -153,14 +154,13 @@ impl Rule for CgroupDriverMismatch {
     }
 
     fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
-        use rayon::prelude::*;
-        // Tasks are read in parallel (template files are scanned whole);
-        // the sides keep the order of the tasks.
-        let sides: Vec<(bool, Side)> = cx
-            .reached
-            .par_iter()
-            .flat_map_iter(|facts| task_sides(cx, facts))
-            .collect();
+        // Tasks are read in parallel (template files are scanned whole),
+        // each with its twins once; the sides keep the order of the tasks.
+        let sides: Vec<(bool, Side)> = crate::concern::analyze::per_task(
+            cx.reached,
+            |facts| task_sides(cx, facts),
+            |_, side| side.clone(),
+        );
         let (kubelet, runtime): (Vec<_>, Vec<_>) = sides.into_iter().partition(|(k, _)| *k);
         let kubelet: Vec<Side> = kubelet.into_iter().map(|(_, s)| s).collect();
         let runtime: Vec<Side> = runtime.into_iter().map(|(_, s)| s).collect();

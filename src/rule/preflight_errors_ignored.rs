@@ -123,15 +123,22 @@ impl Rule for PreflightErrorsIgnored {
 
     fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         let mut seen = std::collections::BTreeSet::new();
-        for facts in cx.reached {
+        // A twin (the same task from another entry) would be reported at
+        // the place of the first one, which `seen` already holds.
+        for (i, facts) in cx.reached.iter().enumerate() {
             let r = &facts.reach;
             let t = &r.inst.task;
+            let short = t.module.rsplit('.').next().unwrap_or("");
+            if facts.first_twin != i
+                || !matches!(short, "command" | "shell" | "raw" | "template" | "copy")
+            {
+                continue;
+            }
             let iters = facts.iterations(cx.scope);
             let Some(it) = iters.first() else {
                 continue;
             };
             let tv = &it.tv;
-            let short = t.module.rsplit('.').next().unwrap_or("");
             let values: Vec<String> = match short {
                 "command" | "shell" | "raw" => {
                     let Some(raw) = t
