@@ -620,6 +620,30 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_template_is_parsed_once_and_renders_as_when_parsed_afresh() {
+        let vars =
+            Vars::new(json!({"a": "x", "n": 2, "l": [1, 2]})).with("r", UnknownWhy::Registered);
+        let texts = [
+            "{{ a }}-{{ n + 1 }}",
+            "{% if n > 1 %}big{% else %}small{% endif %}\n",
+            "{% for i in l %}{{ i }},{% endfor %}",
+            "{{ r }} and {{ missing }}",
+            "{{ a ",
+            "plain {# note #} text",
+        ];
+        for t in texts {
+            let first = template::Shape::of(t).expect("memo has room");
+            let again = template::Shape::of(t).expect("memo has room");
+            assert!(std::sync::Arc::ptr_eq(&first, &again), "{t}: parsed twice");
+            assert_eq!(
+                render(t, &vars),
+                template::render_unremembered(t, &vars),
+                "{t}"
+            );
+        }
+    }
+
     fn cond(expr: &str, vars: &Vars) -> Tri {
         eval_condition(expr, vars)
     }

@@ -1244,7 +1244,10 @@ mod tests {
         ("b.yml", "- import_playbook: pb/inner.yml\n"),
         ("c.yml", "- import_playbook: pb/other.yml\n"),
         ("pb/inner.yml", "- hosts: all\n  roles: [r]\n"),
-        ("pb/other.yml", "- hosts: all\n  vars: {x: 1}\n  roles: [r]\n"),
+        (
+            "pb/other.yml",
+            "- hosts: all\n  vars: {x: 1}\n  roles: [r]\n",
+        ),
         (
             "pb/roles/r/tasks/main.yml",
             "- name: swap off\n  ansible.builtin.command: swapoff -a\n- name: two\n  ansible.builtin.debug: {msg: hi}\n",
@@ -1300,7 +1303,10 @@ mod tests {
         let scope = Scope::new(&l.project, &l.extra, None);
         let reached = scope.reached();
         let verdicts = analyze(&l.project, &l.sources, &catalog, &scope, &reached);
-        let swap = verdicts.iter().find(|v| v.id == "swap").expect("swap concern");
+        let swap = verdicts
+            .iter()
+            .find(|v| v.id == "swap")
+            .expect("swap concern");
         let entries: Vec<&str> = swap
             .parts
             .iter()

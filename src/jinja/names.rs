@@ -25,26 +25,39 @@ const GLOBAL_FUNCTIONS: &[&str] = &[
 ];
 
 pub(crate) fn referenced(src: &str) -> Vec<String> {
-    if is_template(src) && src.len() >= template::SHAPE_MEMO_MIN_LEN {
-        return template::Shape::of(src).names(src).to_vec();
+    if is_template(src)
+        && let Some(shape) = template::Shape::of(src)
+    {
+        return shape.names().to_vec();
     }
     walk(src)
 }
 
-/// [`referenced`] without the memo of long templates.
+/// The names a parsed template uses (see [`referenced`]).
+pub(crate) fn walk_template(stmt: &minijinja::machinery::ast::Stmt<'_>) -> Vec<String> {
+    let mut w = Walker {
+        scopes: vec![Vec::new()],
+        out: BTreeSet::new(),
+    };
+    w.stmt(stmt);
+    w.out.into_iter().collect()
+}
+
+/// [`referenced`] without the memo of templates.
 pub(crate) fn walk(src: &str) -> Vec<String> {
     if !parseable(src) {
         return Vec::new();
+    }
+    if is_template(src) {
+        return parse(src, "<template>", template::syntax())
+            .map(|stmt| walk_template(&stmt))
+            .unwrap_or_default();
     }
     let mut w = Walker {
         scopes: vec![Vec::new()],
         out: BTreeSet::new(),
     };
-    if is_template(src) {
-        if let Ok(stmt) = parse(src, "<template>", template::syntax()) {
-            w.stmt(&stmt);
-        }
-    } else if let Ok(expr) = parse_expr(src.trim()) {
+    if let Ok(expr) = parse_expr(src.trim()) {
         w.expr(&expr);
     }
     w.out.into_iter().collect()

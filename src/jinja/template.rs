@@ -40,22 +40,40 @@ pub(crate) fn render(template: &str, vars: &dyn VarSource) -> Rendered {
     if !is_template(template) {
         return Rendered::Value(serde_json::Value::String(template.to_string()));
     }
-    if template.len() >= SHAPE_MEMO_MIN_LEN {
-        let shape = Shape::of(template);
-        if !shape.parsed {
-            return too_complex(template);
-        }
-        if !shape.simple {
-            return render_with_minijinja(template, shape.names(template), vars);
-        }
-    } else if !parseable(template) {
-        return too_complex(template);
+    match Shape::of(template) {
+        Some(shape) => render_parsed(template, shape.root.as_ref(), shape.simple, vars, || {
+            shape.names()
+        }),
+        None => render_unremembered(template, vars),
     }
-    let Ok(Stmt::Template(root)) = parse(template, "<template>", syntax()) else {
+}
+
+/// [`render`] with the template parsed for this render only (when the memo
+/// is full).
+pub(crate) fn render_unremembered(template: &str, vars: &dyn VarSource) -> Rendered {
+    let root = parseable(template)
+        .then(|| parse(template, "<template>", syntax()).ok())
+        .flatten();
+    let simple = root.as_ref().is_some_and(is_simple);
+    let walked = std::cell::OnceCell::new();
+    render_parsed(template, root.as_ref(), simple, vars, || {
+        walked.get_or_init(|| names::walk(template))
+    })
+}
+
+/// Renders a parsed template (`None`: not parseable within the bounds).
+fn render_parsed<'n>(
+    template: &str,
+    root: Option<&Stmt<'_>>,
+    simple: bool,
+    vars: &dyn VarSource,
+    names: impl FnOnce() -> &'n [String],
+) -> Rendered {
+    let Some(Stmt::Template(root)) = root else {
         return too_complex(template);
     };
-    if !simple(&root.children) {
-        return render_with_minijinja(template, &names::walk(template), vars);
+    if !simple {
+        return render_with_minijinja(template, names(), vars);
     }
     let mut ev = Evaluator::new(template, vars, false);
     let mut nodes = Vec::new();
@@ -79,72 +97,82 @@ pub(crate) fn render(template: &str, vars: &dyn VarSource) -> Rendered {
     Rendered::Value(py::to_json(&value))
 }
 
-/// What a template's text alone decides: whether it parses (within the
-/// bounds), whether the evaluator interprets it ([`simple`]) or minijinja
-/// renders it, and the variables it uses. Template files and long values are
-/// rendered for every task and play that writes them (kubespray: ~600
-/// renders of ~40 distinct files on the whole tree), so long texts keep
-/// their shape for the process: it depends on the text only.
+/// What a template's text alone decides: its syntax tree (when it parses
+/// within the bounds), whether the evaluator interprets it ([`simple`]) or
+/// minijinja renders it, and the variables it uses. The same texts are
+/// rendered for every task, loop item and play that uses them (kubespray's
+/// whole tree: ~2,100 renders of ~600 distinct texts, template files among
+/// them), so each text is parsed once for the process.
 pub(crate) struct Shape {
-    pub(crate) parsed: bool,
+    root: Option<Stmt<'static>>,
     pub(crate) simple: bool,
     names: std::sync::OnceLock<Vec<String>>,
 }
 
-/// Texts at least this long are remembered (shorter ones are cheap to scan).
-pub(crate) const SHAPE_MEMO_MIN_LEN: usize = 256;
-/// The memo is emptied when it holds more than this many bytes of text.
-const SHAPE_MEMO_MAX_BYTES: usize = 64 * 1024 * 1024;
+/// The memo keeps at most this many bytes of template text. Its texts live
+/// as long as the process (their syntax trees borrow them), so past this
+/// bound templates are parsed again on each render instead.
+const SHAPE_MEMO_MAX_BYTES: usize = 16 * 1024 * 1024;
 
-type ShapeMemo = std::sync::Mutex<(crate::HashMap<Box<str>, std::sync::Arc<Shape>>, usize)>;
+type ShapeMemo = std::sync::Mutex<(crate::HashMap<&'static str, std::sync::Arc<Shape>>, usize)>;
 
 impl Shape {
-    /// The shape of `template`, remembered when it is long.
-    pub(crate) fn of(template: &str) -> std::sync::Arc<Shape> {
+    /// The shape of `template`, parsed on first sight; `None` when the memo
+    /// is full and the text is not in it.
+    pub(crate) fn of(template: &str) -> Option<std::sync::Arc<Shape>> {
         static MEMO: std::sync::OnceLock<ShapeMemo> = std::sync::OnceLock::new();
-        if template.len() < SHAPE_MEMO_MIN_LEN {
-            return std::sync::Arc::new(Shape::compute(template));
-        }
         let memo = MEMO.get_or_init(ShapeMemo::default);
         let lock = || {
             memo.lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
         };
         if let Some(s) = lock().0.get(template) {
-            return std::sync::Arc::clone(s);
+            return Some(std::sync::Arc::clone(s));
         }
-        let shape = std::sync::Arc::new(Shape::compute(template));
+        if lock().1 + template.len() > SHAPE_MEMO_MAX_BYTES {
+            return None;
+        }
+        // Parsed outside the lock; a text two threads parse at once is kept
+        // once (the other copy is the only one leaked in vain).
+        let text: &'static str = Box::leak(template.into());
+        let shape = std::sync::Arc::new(Shape::compute(text));
         let mut m = lock();
-        if m.1 + template.len() > SHAPE_MEMO_MAX_BYTES {
-            *m = Default::default();
+        if let Some(s) = m.0.get(template) {
+            return Some(std::sync::Arc::clone(s));
         }
-        m.1 += template.len();
-        m.0.insert(template.into(), std::sync::Arc::clone(&shape));
-        shape
+        m.1 += text.len();
+        m.0.insert(text, std::sync::Arc::clone(&shape));
+        Some(shape)
     }
 
-    fn compute(template: &str) -> Shape {
-        let parsed = parseable(template)
+    fn compute(template: &'static str) -> Shape {
+        let root = parseable(template)
             .then(|| parse(template, "<template>", syntax()).ok())
             .flatten();
-        match parsed {
-            Some(Stmt::Template(root)) => Shape {
-                parsed: true,
-                simple: simple(&root.children),
-                names: std::sync::OnceLock::new(),
+        Shape {
+            simple: root.as_ref().is_some_and(is_simple),
+            names: if root.is_some() {
+                std::sync::OnceLock::new()
+            } else {
+                std::sync::OnceLock::from(Vec::new())
             },
-            _ => Shape {
-                parsed: false,
-                simple: false,
-                names: std::sync::OnceLock::from(Vec::new()),
-            },
+            root,
         }
     }
 
-    /// The variables `template` (the text this shape is of) uses.
-    pub(crate) fn names(&self, template: &str) -> &[String] {
-        self.names.get_or_init(|| names::walk(template))
+    /// The variables the template uses.
+    pub(crate) fn names(&self) -> &[String] {
+        self.names.get_or_init(|| {
+            self.root
+                .as_ref()
+                .map_or_else(Vec::new, names::walk_template)
+        })
     }
+}
+
+/// A parsed template made of text, expressions and `if` only?
+fn is_simple(root: &Stmt<'_>) -> bool {
+    matches!(root, Stmt::Template(t) if simple(&t.children))
 }
 
 fn too_complex(template: &str) -> Rendered {
