@@ -740,6 +740,12 @@ pub fn resolve_plain(text: &str) -> Value {
     if let Some(b) = resolve_bool(text) {
         return Value::Bool(b);
     }
+    // Every int and float form starts with a digit or `.` after its sign:
+    // most scalars (names, paths, templates) are strings at the first byte.
+    let body = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !body.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return Value::Str(text.to_string());
+    }
     if let Some(i) = resolve_int(text) {
         return Value::Int(i);
     }
@@ -936,6 +942,26 @@ mod tests {
         assert_eq!(get("j"), Value::Str("yEs".into()));
         assert_eq!(get("k"), Value::Str("1e3".into()));
         assert_eq!(get("l"), Value::Float(0.5));
+    }
+
+    #[test]
+    fn a_scalar_not_starting_with_a_digit_or_dot_is_no_number() {
+        let texts = [
+            "_1", "+_1", "-_1", "e5", "+", "-", "inf", "NaN", "x1", ":30", "_1:30", "_.5", "+x",
+            "-.inf", "+.inf", ".nan", ".Inf", "._1", "0x1F", "-0b11", "1:30", "1_000", "1.",
+            "+1.5", "-0o7", "0644",
+        ];
+        for t in texts {
+            let body = t.strip_prefix(['-', '+']).unwrap_or(t);
+            let number = resolve_int(t).is_some() || resolve_float(t).is_some();
+            if !body.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+                assert!(!number, "{t} resolves as a number");
+                assert_eq!(resolve_plain(t), Value::Str(t.into()));
+            }
+        }
+        assert_eq!(resolve_plain("-.inf"), Value::Float(f64::NEG_INFINITY));
+        assert_eq!(resolve_plain("+1.5"), Value::Float(1.5));
+        assert_eq!(resolve_plain("-0b11"), Value::Int(-3));
     }
 
     #[test]
