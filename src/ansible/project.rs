@@ -462,6 +462,14 @@ struct Ctx {
     duplicate: bool,
 }
 
+/// Whether `key`, a canonical path, is on the expansion stack. Canonical
+/// paths are equal as paths exactly when their bytes are (no `.`, `..`,
+/// doubled or trailing separators), and bytes compare without walking the
+/// components from the end as `Path`'s equality does.
+fn on_stack(stack: &[PathBuf], key: &Path) -> bool {
+    stack.iter().any(|p| p.as_os_str() == key.as_os_str())
+}
+
 struct PlayState {
     layers: Vec<Arc<VarLayer>>,
     tasks: Vec<TaskInstance>,
@@ -1135,7 +1143,7 @@ impl<'a> Builder<'a> {
         from: Option<Span>,
     ) {
         let key = self.loader.fs.canonical(path);
-        if stack.contains(&key) {
+        if on_stack(stack, &key) {
             if let Some(span) = from {
                 self.push_diag(
                     Diagnostic::error(
@@ -1679,7 +1687,7 @@ impl<'a> Builder<'a> {
     ) -> bool {
         let key = self.loader.fs.canonical(path);
         self.probe_stack(&key, ctx);
-        if ctx.stack.contains(&key) && dynamic_edge {
+        if on_stack(&ctx.stack, &key) && dynamic_edge {
             // A dynamic include of itself is Ansible's retry loop: bounded at
             // run time by its conditions, so it is followed once, not an error.
             self.push_diag(Diagnostic::new(
@@ -1694,7 +1702,7 @@ impl<'a> Builder<'a> {
             .with_help("make sure the include's `when` ends the recursion; its tasks are listed once"));
             return true;
         }
-        if ctx.stack.contains(&key) {
+        if on_stack(&ctx.stack, &key) {
             self.push_diag(
                 Diagnostic::error(
                     code::INCLUDE_CYCLE,
@@ -2065,7 +2073,7 @@ impl<'a> Builder<'a> {
         }
         let key = self.loader.fs.canonical(path);
         self.probe_stack(&key, ctx);
-        if ctx.stack.contains(&key) {
+        if on_stack(&ctx.stack, &key) {
             self.push_diag(
                 Diagnostic::error(
                     code::INCLUDE_CYCLE,
