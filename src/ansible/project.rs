@@ -306,7 +306,7 @@ impl PlaySpec {
             when: self
                 .when
                 .iter()
-                .map(|c| (c.expr.clone(), c.span, c.origin))
+                .map(|c| (c.expr.to_string(), c.span, c.origin))
                 .collect(),
         }
     }

@@ -127,8 +127,9 @@ pub struct Arg {
 /// A `when` condition and where it came from.
 #[derive(Debug, Clone)]
 pub struct Condition {
-    /// The expression as written (a bare Jinja expression).
-    pub expr: String,
+    /// The expression as written (a bare Jinja expression). Shared: every
+    /// task instance below a condition carries it.
+    pub expr: std::sync::Arc<str>,
     pub span: Span,
     pub origin: Origin,
 }
@@ -240,12 +241,12 @@ pub fn conditions(node: &Node, origin: Origin) -> Vec<Condition> {
         Value::Seq(items) => items.iter().flat_map(|n| conditions(n, origin)).collect(),
         Value::Null => Vec::new(),
         Value::Map(_) => vec![Condition {
-            expr: node.to_json().to_string(),
+            expr: node.to_json().to_string().into(),
             span: node.span,
             origin,
         }],
         _ => vec![Condition {
-            expr: node.scalar_text().unwrap_or_default().trim().to_string(),
+            expr: node.scalar_text().unwrap_or_default().trim().into(),
             span: node.span,
             origin,
         }],
@@ -520,7 +521,7 @@ mod tests {
             t.arg("_raw_params").unwrap().as_str(),
             Some("/sbin/swapoff -a")
         );
-        assert_eq!(t.when[0].expr, "x");
+        assert_eq!(&*t.when[0].expr, "x");
     }
 
     #[test]
@@ -558,7 +559,7 @@ mod tests {
     fn when_list_and_loop() {
         let t = task("debug: msg=x\nwhen:\n  - a\n  - b | bool\nwith_items: [1, 2]\n");
         assert_eq!(t.when.len(), 2);
-        assert_eq!(t.when[1].expr, "b | bool");
+        assert_eq!(&*t.when[1].expr, "b | bool");
         assert_eq!(t.loop_kind.as_deref(), Some("items"));
     }
 }

@@ -761,7 +761,7 @@ fn eval_conditions(
             }
         };
         evidence.push(CondEvidence {
-            expr: c.expr.clone(),
+            expr: c.expr.to_string(),
             file: sources.display(c.span.file),
             line: c.span.line,
             origin: c.origin,

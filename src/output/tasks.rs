@@ -67,7 +67,7 @@ struct JsonOut<'a> {
 
 fn cond(sources: &SourceMap, c: &Condition) -> JsonCondition {
     JsonCondition {
-        expr: c.expr.clone(),
+        expr: c.expr.to_string(),
         file: sources.display(c.span.file),
         line: c.span.line,
         origin: c.origin,
