@@ -184,9 +184,7 @@ pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
         }
         None => None,
     };
-    let resolver = crate::vars::VarsResolver {
-        extra: extra.clone(),
-    };
+    let resolver = crate::vars::VarsResolver::new(extra.clone());
     let project = project::build(
         &root,
         files,

@@ -946,7 +946,36 @@ pub fn parse_extra_vars(
 /// Resolves templated include targets and role names with the variables
 /// known when the include is reached.
 pub struct VarsResolver {
-    pub extra: ExtraVars,
+    extra: ExtraVars,
+    /// The index of each list of play layers met (a play's layers so far):
+    /// plays that start alike, and the includes of one play between two
+    /// roles, resolve over the same list. Keyed by the layers' addresses,
+    /// which the index holds alive.
+    plays: Mutex<HashMap<Vec<usize>, Arc<PlayVars>>>,
+}
+
+impl VarsResolver {
+    #[must_use]
+    pub fn new(extra: ExtraVars) -> Self {
+        VarsResolver {
+            extra,
+            plays: Mutex::default(),
+        }
+    }
+
+    fn play_vars(&self, layers: &[Arc<VarLayer>]) -> Arc<PlayVars> {
+        let key: Vec<usize> = layers.iter().map(|l| Arc::as_ptr(l) as usize).collect();
+        let lock = || self.plays.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pv) = lock().get(&key) {
+            return Arc::clone(pv);
+        }
+        let pv = Arc::new(PlayVars::from_parts(
+            layers,
+            std::iter::empty(),
+            &self.extra,
+        ));
+        Arc::clone(lock().entry(key).or_insert(pv))
+    }
 }
 
 impl TemplateResolver for VarsResolver {
@@ -956,7 +985,7 @@ impl TemplateResolver for VarsResolver {
         play: &PlayContext<'_>,
         scopes: &[Arc<VarLayer>],
     ) -> Option<String> {
-        let pv = PlayVars::from_parts(play.layers, std::iter::empty(), &self.extra);
+        let pv = self.play_vars(play.layers);
         let tv = TaskVars::in_scopes(&pv, scopes);
         match jinja::render(template, &tv) {
             Rendered::Value(serde_json::Value::String(s)) => Some(s),
@@ -1077,6 +1106,25 @@ mod tests {
         }
         PlayVars::from_parts(&layers, std::iter::empty(), &ExtraVars::default())
             .with_run(Arc::clone(run))
+    }
+
+    #[test]
+    fn the_resolver_indexes_each_list_of_play_layers_once() {
+        let r = VarsResolver::new(ExtraVars::default());
+        let defaults = run_defaults();
+        let play = layer(LayerKind::PlayVars, "b: two\n");
+        let resolve = |layers: &[Arc<VarLayer>], scopes: &[Arc<VarLayer>]| {
+            r.resolve("{{ a }}", &PlayContext { layers }, scopes)
+        };
+        let first = [Arc::clone(&defaults)];
+        assert_eq!(resolve(&first, &[]).as_deref(), Some("one-x"));
+        // A task scope of its own does not reach the shared index.
+        let scope = [layer(LayerKind::TaskVars, "b: three\n")];
+        assert_eq!(resolve(&first, &scope).as_deref(), Some("three-x"));
+        assert_eq!(resolve(&first, &[]).as_deref(), Some("one-x"));
+        let longer = [Arc::clone(&defaults), play];
+        assert_eq!(resolve(&longer, &[]).as_deref(), Some("two-x"));
+        assert_eq!(r.plays.lock().expect("lock").len(), 2);
     }
 
     #[test]
