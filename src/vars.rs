@@ -184,27 +184,16 @@ impl PlayVars {
         extra: &ExtraVars,
     ) -> Self {
         // Definitions lowest precedence first: layers by (rank, load order),
-        // extra vars last, each layer's entries in their order. The layers
-        // are sorted, not their thousands of entries.
-        let mut order: Vec<(u8, usize)> = layers
+        // each layer's entries in their order, then extra vars (rank 30,
+        // above every layer). The layers are sorted, not their thousands
+        // of entries.
+        let mut order: Vec<_> = layers
             .iter()
             .enumerate()
-            .filter(|(_, l)| l.node.as_map().is_some())
-            .map(|(seq, l)| (rank(&l.kind), seq))
+            .filter_map(|(seq, l)| Some((rank(&l.kind), seq, l.node.as_map()?)))
             .collect();
-        order.push((30, usize::MAX));
-        order.sort_unstable();
-        let entries = |seq: usize| -> &[(Node, Node)] {
-            match layers.get(seq) {
-                Some(l) => l.node.as_map().unwrap_or(&[]),
-                None => &[],
-            }
-        };
-        let total = order
-            .iter()
-            .map(|&(_, seq)| entries(seq).len())
-            .sum::<usize>()
-            + extra.vars.len();
+        order.sort_unstable_by_key(|&(r, seq, _)| (r, seq));
+        let total = order.iter().map(|(.., e)| e.len()).sum::<usize>() + extra.vars.len();
         let mut defs: HashMap<String, Vec<DefRef>> =
             HashMap::with_capacity_and_hasher(total, Default::default());
         let mut add = |name: &str, d: DefRef| match defs.get_mut(name) {
@@ -213,28 +202,31 @@ impl PlayVars {
                 defs.insert(name.to_string(), vec![d]);
             }
         };
-        for (r, seq) in order {
-            if seq == usize::MAX {
-                for (i, (k, _)) in extra.vars.iter().enumerate() {
-                    let d = DefRef {
-                        layer: None,
-                        pair: i,
-                        rank: r,
-                    };
-                    add(k.as_str(), d);
-                }
-                continue;
-            }
-            for (i, (k, _)) in entries(seq).iter().enumerate() {
+        for (rank, seq, entries) in order {
+            for (i, (k, _)) in entries.iter().enumerate() {
                 if let Some(name) = k.as_str() {
-                    let d = DefRef {
-                        layer: Some(seq),
-                        pair: i,
-                        rank: r,
-                    };
-                    add(name, d);
+                    let layer = Some(seq);
+                    add(
+                        name,
+                        DefRef {
+                            layer,
+                            pair: i,
+                            rank,
+                        },
+                    );
                 }
             }
+        }
+        for (i, (k, _)) in extra.vars.iter().enumerate() {
+            let (layer, rank) = (None, 30);
+            add(
+                k.as_str(),
+                DefRef {
+                    layer,
+                    pair: i,
+                    rank,
+                },
+            );
         }
         let mut registered = HashMap::default();
         let mut set_facts: HashMap<String, Vec<(Span, Node)>> = HashMap::default();

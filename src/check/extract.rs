@@ -12,7 +12,6 @@ use crate::jinja::{self, Tri};
 use crate::source::SourceMap;
 use crate::sysctl::{Engine, Evidence, Write, WriteKind, parse_conf, sysctl_file_kind};
 use crate::vars::TaskVars;
-
 use regex::Regex;
 use std::sync::OnceLock;
 

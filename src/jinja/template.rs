@@ -51,9 +51,7 @@ pub(crate) fn render(template: &str, vars: &dyn VarSource) -> Rendered {
 /// [`render`] with the template parsed for this render only (when the memo
 /// is full).
 pub(crate) fn render_unremembered(template: &str, vars: &dyn VarSource) -> Rendered {
-    let root = parseable(template)
-        .then(|| parse(template, "<template>", syntax()).ok())
-        .flatten();
+    let root = parse_bounded(template);
     let simple = root.as_ref().is_some_and(is_simple);
     let walked = std::cell::OnceCell::new();
     render_parsed(template, root.as_ref(), simple, vars, || {
@@ -146,9 +144,7 @@ impl Shape {
     }
 
     fn compute(template: &'static str) -> Shape {
-        let root = parseable(template)
-            .then(|| parse(template, "<template>", syntax()).ok())
-            .flatten();
+        let root = parse_bounded(template);
         Shape {
             simple: root.as_ref().is_some_and(is_simple),
             names: if root.is_some() {
@@ -168,6 +164,14 @@ impl Shape {
                 .map_or_else(Vec::new, names::walk_template)
         })
     }
+}
+
+/// The syntax tree of a template that is parseable within the bounds and
+/// parses.
+fn parse_bounded(template: &str) -> Option<Stmt<'_>> {
+    parseable(template)
+        .then(|| parse(template, "<template>", syntax()).ok())
+        .flatten()
 }
 
 /// A parsed template made of text, expressions and `if` only?
