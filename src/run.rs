@@ -243,13 +243,17 @@ fn tasks(args: &TasksArgs) -> Result<u8, String> {
     let config = config_for(&args.common, None)?;
     let loaded = load(&args.common, &config)?;
     drop(progress);
-    let text = match args.format {
-        crate::cli::TasksFormat::Human => output::tasks::human(&loaded),
-        crate::cli::TasksFormat::Json => output::tasks::json(&loaded),
+    let pieces = match args.format {
+        crate::cli::TasksFormat::Human => output::tasks::human_pieces(&loaded),
+        crate::cli::TasksFormat::Json => vec![output::tasks::json(&loaded)],
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.
-    let _ = out.write_all(text.as_bytes());
+    for p in &pieces {
+        if out.write_all(p.as_bytes()).is_err() {
+            break;
+        }
+    }
     let errors = loaded
         .diagnostics
         .iter()

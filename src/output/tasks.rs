@@ -142,51 +142,40 @@ pub fn json(l: &Loaded) -> String {
 /// The listing for terminals.
 #[must_use]
 pub fn human(l: &Loaded) -> String {
+    human_pieces(l).concat()
+}
+
+/// The listing for terminals in pieces, to be written in order. A large
+/// tree lists tens of thousands of tasks: their lines are formatted in
+/// parallel, a chunk of tasks per piece, and never copied into one text.
+#[must_use]
+pub fn human_pieces(l: &Loaded) -> Vec<String> {
+    use rayon::prelude::*;
+    /// Tasks per piece: enough to amortize a piece, small enough to spread.
+    const CHUNK: usize = 512;
     let s = &l.sources;
-    let mut out = String::new();
+    let mut pieces: Vec<String> = Vec::new();
     for e in &l.project.entries {
-        let _ = writeln!(out, "{}", e.name);
+        let mut head = String::new();
+        let _ = writeln!(head, "{}", e.name);
         for (i, p) in e.plays.iter().enumerate() {
             let _ = writeln!(
-                out,
+                head,
                 "  play #{} {} (hosts: {})  {}:{}",
                 i + 1,
                 p.name
                     .as_deref()
                     .map_or_else(String::new, |n| format!("\"{n}\"")),
                 p.hosts,
-                s.display(p.span.file),
+                s.get(p.span.file).display,
                 p.span.line
             );
-            for t in &p.tasks {
-                let role = t.roles.join(" > ");
-                let role = if role.is_empty() {
-                    String::new()
-                } else {
-                    format!("[{role}] ")
-                };
-                let dynamic = if t.dynamic { " (dynamic)" } else { "" };
-                let _ = writeln!(
-                    out,
-                    "    {}:{}  {role}{}  <{}>{dynamic}",
-                    s.display(t.task.span.file),
-                    t.task.span.line,
-                    t.task.display_name(),
-                    t.task.module,
-                );
-                for c in &t.conditions {
-                    let _ = writeln!(
-                        out,
-                        "        when {}  ({:?} at {}:{})",
-                        c.expr,
-                        c.origin,
-                        s.display(c.span.file),
-                        c.span.line
-                    );
-                }
-            }
+            pieces.push(std::mem::take(&mut head));
+            pieces.par_extend(p.tasks.par_chunks(CHUNK).map(|c| task_lines(s, c)));
         }
+        pieces.push(head);
     }
+    let mut out = String::new();
     if !l.project.unresolved.is_empty() {
         let _ = writeln!(out, "\nunresolved includes:");
         for u in &l.project.unresolved {
@@ -226,5 +215,46 @@ pub fn human(l: &Loaded) -> String {
         st.yaml_failed,
         st.roles_loaded
     );
+    pieces.push(out);
+    pieces
+}
+
+/// The lines of consecutive tasks of a play: each task, then its conditions.
+fn task_lines(s: &SourceMap, tasks: &[TaskInstance]) -> String {
+    let mut out = String::with_capacity(tasks.len() * 160);
+    for t in tasks {
+        let _ = write!(
+            out,
+            "    {}:{}  ",
+            s.get(t.task.span.file).display,
+            t.task.span.line
+        );
+        if let Some((first, rest)) = t.roles.split_first() {
+            out.push('[');
+            out.push_str(first);
+            for r in rest {
+                out.push_str(" > ");
+                out.push_str(r);
+            }
+            out.push_str("] ");
+        }
+        let dynamic = if t.dynamic { " (dynamic)" } else { "" };
+        let _ = writeln!(
+            out,
+            "{}  <{}>{dynamic}",
+            t.task.display_name(),
+            t.task.module,
+        );
+        for c in &t.conditions {
+            let _ = writeln!(
+                out,
+                "        when {}  ({:?} at {}:{})",
+                c.expr,
+                c.origin,
+                s.get(c.span.file).display,
+                c.span.line
+            );
+        }
+    }
     out
 }
