@@ -403,17 +403,25 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
     let scope = scope(&loaded);
     let reached = scope.reached();
     crate::progress::phase("variables");
-    let verdicts = crate::concern::analyze::analyze(
-        &loaded.project,
-        &loaded.sources,
-        &catalog,
-        &scope,
-        &reached,
+    // Independent of each other: run side by side, so neither's last
+    // tasks leave a worker idle.
+    let (verdicts, (writes, sysctl)) = rayon::join(
+        || {
+            crate::concern::analyze::analyze(
+                &loaded.project,
+                &loaded.sources,
+                &catalog,
+                &scope,
+                &reached,
+            )
+        },
+        || {
+            let writes = crate::check::extract::sysctl_writes(&scope, &reached, &loaded.sources);
+            let sysctl = crate::check::simulate(&base, &writes);
+            (writes, sysctl)
+        },
     );
-    crate::progress::phase("concerns");
-    let writes = crate::check::extract::sysctl_writes(&scope, &reached, &loaded.sources);
-    let sysctl = crate::check::simulate(&base, &writes);
-    crate::progress::phase("sysctl");
+    crate::progress::phase("concerns+sysctl");
     let cx = crate::check::Context {
         project: &loaded.project,
         sources: &loaded.sources,
