@@ -279,6 +279,18 @@ fn is_all_template(s: &str) -> bool {
     (s.starts_with("{{") || s.starts_with("{%")) && (s.ends_with("}}") || s.ends_with("%}"))
 }
 
+/// The bytes the scan of [`parseable`] stops at outside the delimiters.
+static OUTSIDE_STOPS: [bool; 256] = {
+    let mut t = [false; 256];
+    let stops = b"{}%'\"([)]";
+    let mut i = 0;
+    while i < stops.len() {
+        t[stops[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 /// Is the source small and shallow enough to hand to the parser?
 fn parseable(src: &str) -> bool {
     if src.len() > MAX_SOURCE_LEN {
@@ -307,7 +319,34 @@ fn parseable(src: &str) -> bool {
     let templated = src.contains("{{") || src.contains("{%");
     let mut inside = !templated;
     let mut prev = 0u8;
-    for (i, &c) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Runs of bytes that change nothing but `prev` are skipped: outside
+        // the delimiters all but quotes, brackets and delimiter bytes; in a
+        // string literal all but its quote and backslashes. Most of a
+        // template file is such text.
+        let skip = if quote.is_none() && !inside {
+            bytes[i..]
+                .iter()
+                .position(|&b| OUTSIDE_STOPS[usize::from(b)])
+        } else if let Some(q) = quote
+            && !escaped
+        {
+            bytes[i..].iter().position(|&b| b == b'\\' || b == q)
+        } else {
+            Some(0)
+        };
+        let next = skip.map_or(bytes.len(), |n| i + n);
+        if next > i {
+            prev = bytes[next - 1];
+            word_start = None;
+            i = next;
+            if i == bytes.len() {
+                break;
+            }
+        }
+        let (at, c) = (i, bytes[i]);
+        i += 1;
         if templated && quote.is_none() {
             if prev == b'{' && (c == b'{' || c == b'%') {
                 inside = true;
@@ -318,11 +357,11 @@ fn parseable(src: &str) -> bool {
         prev = c;
         if quote.is_none() && inside {
             if c.is_ascii_alphanumeric() || c == b'_' {
-                word_start.get_or_insert(i);
+                word_start.get_or_insert(at);
             } else {
                 if let Some(start) = word_start.take()
                     && matches!(
-                        &bytes[start..i],
+                        &bytes[start..at],
                         b"and" | b"or" | b"not" | b"in" | b"is" | b"if"
                     )
                 {
@@ -582,6 +621,33 @@ mod tests {
         let chain = format!("{{{{ {} }}}}", vec!["a"; MAX_OPERATORS + 2].join(" ~ "));
         assert!(!parseable(&chain));
         assert!(parseable(&vec!["a"; MAX_OPERATORS / 4].join(" ~ ")));
+    }
+
+    /// The long scan skips plain text outside the delimiters and inside
+    /// string literals; what it skips must not change what it finds.
+    #[test]
+    fn the_long_scan_sees_delimiters_quotes_and_brackets_after_plain_text() {
+        let text = "plain text, long enough for the full scan. ".repeat(20);
+        let deep = |n: usize| format!("{}x{}", "(".repeat(n), ")".repeat(n));
+        // `{%` right after text opens code; deep brackets there are counted.
+        let code = format!("{text}{{% if {} %}}", deep(MAX_BRACKET_DEPTH + 1));
+        assert!(!parseable(&code));
+        // A quote outside the delimiters hides the brackets up to its end...
+        let quoted = format!(
+            "{text}{{{{ x }}}} it's {} here'{{{{ y }}}}",
+            "(".repeat(MAX_BRACKET_DEPTH + 1)
+        );
+        assert!(parseable(&quoted));
+        // ...and an escaped quote does not end it.
+        let escaped = format!(
+            "{text}{{{{ 'a\\'{}' }}}}",
+            "(".repeat(MAX_BRACKET_DEPTH + 1)
+        );
+        assert!(parseable(&escaped));
+        // Operators are counted only between the delimiters.
+        let ops = vec!["a"; MAX_OPERATORS + 2].join(" ~ ");
+        assert!(parseable(&format!("{text}{ops}{{{{ x }}}}")));
+        assert!(!parseable(&format!("{text}{{{{ {ops} }}}}")));
     }
 
     /// Variables for tests: known values plus names declared unknown.
