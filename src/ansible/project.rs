@@ -121,8 +121,10 @@ pub struct RoleEntry {
 #[derive(Debug, Clone)]
 pub struct TaskInstance {
     pub task: Arc<Task>,
-    /// Role chain, outermost first; the last one owns the task.
-    pub roles: Vec<String>,
+    /// Role chain, outermost first; the last one owns the task. Shared by
+    /// the tasks of one role run (as are `role_path`, `blocks` and `tags`):
+    /// a whole tree has thousands of instances.
+    pub roles: Arc<[String]>,
     pub section: Section,
     /// Inherited conditions (role entries, imports, blocks) then the task's own.
     pub conditions: Vec<Condition>,
@@ -131,14 +133,14 @@ pub struct TaskInstance {
     /// Reached only through a dynamic include (`include_tasks`/`include_role`).
     pub dynamic: bool,
     /// Directory of the role that owns the task (for `templates/` and `files/`).
-    pub role_path: Option<PathBuf>,
+    pub role_path: Option<Arc<Path>>,
     /// For an include task: whether its target was resolved.
     pub include_resolved: Option<bool>,
     /// Enclosing block parts, outermost first (`rescue`/`always` tasks run
     /// only after a failure or in any case).
-    pub blocks: Vec<BlockPart>,
+    pub blocks: Arc<[BlockPart]>,
     /// Effective tags: inherited from role entries, imports, blocks and the play.
-    pub tags: Vec<String>,
+    pub tags: Arc<[String]>,
     /// A second run of a role with the same parameters in the same play:
     /// listed by Ansible, but skipped at run time.
     pub duplicate: bool,
@@ -450,16 +452,24 @@ impl RunSpent {
 struct Ctx {
     conditions: Vec<Condition>,
     scopes: Vec<Arc<VarLayer>>,
-    roles: Vec<String>,
-    role_path: Option<PathBuf>,
+    roles: Arc<[String]>,
+    role_path: Option<Arc<Path>>,
     dynamic: bool,
     section: Section,
     /// Files and roles being expanded, for cycle detection.
     stack: Vec<PathBuf>,
     basedir: PathBuf,
-    blocks: Vec<BlockPart>,
-    tags: Vec<String>,
+    blocks: Arc<[BlockPart]>,
+    tags: Arc<[String]>,
     duplicate: bool,
+}
+
+/// `a` followed by `more`: `a` itself (shared) when there is nothing more.
+fn extended<T: Clone>(a: &Arc<[T]>, more: &[T]) -> Arc<[T]> {
+    if more.is_empty() {
+        return Arc::clone(a);
+    }
+    a.iter().chain(more).cloned().collect()
 }
 
 /// Whether `key`, a canonical path, is on the expansion stack. Canonical
@@ -578,14 +588,14 @@ pub fn build(
             let ctx = Ctx {
                 conditions: Vec::new(),
                 scopes: Vec::new(),
-                roles: Vec::new(),
+                roles: Arc::new([]),
                 role_path: None,
                 dynamic: false,
                 section: Section::Roles,
                 stack: Vec::new(),
                 basedir: root.to_path_buf(),
-                blocks: Vec::new(),
-                tags: Vec::new(),
+                blocks: Arc::new([]),
+                tags: Arc::new([]),
                 duplicate: false,
             };
             b.run_role_at(&entry, path, &ctx, &mut state);
@@ -1334,14 +1344,14 @@ impl<'a> Builder<'a> {
         let base = Ctx {
             conditions: inherited_when.to_vec(),
             scopes: Vec::new(),
-            roles: Vec::new(),
+            roles: Arc::new([]),
             role_path: None,
             dynamic: false,
             section: Section::PreTasks,
             stack: stack.to_vec(),
             basedir: basedir.to_path_buf(),
-            blocks: Vec::new(),
-            tags: task::string_list(node.get("tags")),
+            blocks: Arc::new([]),
+            tags: task::string_list(node.get("tags")).into(),
             duplicate: false,
         };
         let sections = [
@@ -1456,14 +1466,14 @@ impl<'a> Builder<'a> {
                             node: v.clone(),
                         }));
                     }
-                    inner.tags.extend(block.tags.iter().cloned());
+                    inner.tags = extended(&inner.tags, &block.tags);
                     for (part, list) in [
                         (BlockPart::Block, block.block),
                         (BlockPart::Rescue, block.rescue),
                         (BlockPart::Always, block.always),
                     ] {
                         let mut c = inner.clone();
-                        c.blocks.push(part);
+                        c.blocks = extended(&c.blocks, &[part]);
                         self.expand_items(list, &c, state);
                     }
                 }
@@ -1508,7 +1518,7 @@ impl<'a> Builder<'a> {
         }
         let mut inner = ctx.clone();
         if inc.kind.is_static() {
-            inner.tags.extend(t.tags.iter().cloned());
+            inner.tags = extended(&inner.tags, &t.tags);
         }
         inner.conditions.extend(t.when.iter().cloned().map(|mut c| {
             c.origin = if inc.kind.is_static() {
@@ -1571,26 +1581,29 @@ impl<'a> Builder<'a> {
     ) -> TaskInstance {
         let mut conditions = ctx.conditions.clone();
         conditions.extend(task.when.iter().cloned());
-        let mut tags = ctx.tags.clone();
-        tags.extend(task.tags.iter().cloned());
+        let mut tags = extended(&ctx.tags, &task.tags);
         // Ansible templates tags; keep the template when it cannot be rendered.
-        for t in &mut tags {
-            if is_templated(t)
-                && let Some(r) = self.resolver.resolve(t, &PlayContext { layers }, &scopes)
-            {
-                *t = r;
+        if tags.iter().any(|t| is_templated(t)) {
+            let mut own = tags.to_vec();
+            for t in &mut own {
+                if is_templated(t)
+                    && let Some(r) = self.resolver.resolve(t, &PlayContext { layers }, &scopes)
+                {
+                    *t = r;
+                }
             }
+            tags = own.into();
         }
         TaskInstance {
             task,
-            roles: ctx.roles.clone(),
+            roles: Arc::clone(&ctx.roles),
             section: ctx.section,
             conditions,
             scopes,
             dynamic: ctx.dynamic,
             role_path: ctx.role_path.clone(),
             include_resolved: include,
-            blocks: ctx.blocks.clone(),
+            blocks: Arc::clone(&ctx.blocks),
             tags,
             duplicate: ctx.duplicate,
         }
@@ -2111,8 +2124,8 @@ impl<'a> Builder<'a> {
         inner.duplicate |= duplicate;
         inner.stack.push(key);
         inner.conditions.extend(entry.when.iter().cloned());
-        inner.tags.extend(entry.tags.iter().cloned());
-        inner.role_path = Some(path.to_path_buf());
+        inner.tags = extended(&inner.tags, &entry.tags);
+        inner.role_path = Some(Arc::from(path));
         if let Some(p) = &entry.params {
             inner.scopes.push(Arc::new(VarLayer {
                 kind: LayerKind::RoleParams {
@@ -2134,7 +2147,7 @@ impl<'a> Builder<'a> {
         for dep in &deps {
             let _ = self.run_role(dep, &inner, state, None);
         }
-        inner.roles.push(entry.name.clone());
+        inner.roles = extended(&inner.roles, std::slice::from_ref(&entry.name));
         let tasks_dir = path.join("tasks");
         let stem = entry.tasks_from.as_deref().unwrap_or("main");
         if let Some(t) = self.argument_spec_task(path, stem) {

@@ -943,7 +943,7 @@ fn task_evidence(
             line: r.inst.task.span.line,
             task: r.inst.task.display_name().to_string(),
             module: r.inst.task.module.clone(),
-            roles: r.inst.roles.clone(),
+            roles: r.inst.roles.to_vec(),
             entry: r.entry.to_string(),
             hosts: r.play.hosts.clone(),
             item: it.item.as_ref().map(json_text),

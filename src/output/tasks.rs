@@ -82,12 +82,12 @@ fn task(sources: &SourceMap, t: &TaskInstance) -> JsonTask {
         file: sources.display(t.task.span.file),
         line: t.task.span.line,
         column: t.task.span.col,
-        roles: t.roles.clone(),
+        roles: t.roles.to_vec(),
         section: t.section,
         dynamic: t.dynamic,
         duplicate: t.duplicate,
-        blocks: t.blocks.clone(),
-        tags: t.tags.clone(),
+        blocks: t.blocks.to_vec(),
+        tags: t.tags.to_vec(),
         include: t
             .task
             .include
