@@ -76,6 +76,14 @@ enum Admission {
 }
 
 impl Loader {
+    /// Frees the cache (every file parsed) on the worker threads, a share
+    /// of the files each: the model holds what it needs of them.
+    pub fn free_in_parallel(self) {
+        let cache = std::mem::take(&mut *locked(&self.cache));
+        let files: Vec<Arc<Loaded>> = cache.into_values().collect();
+        files.into_par_iter().for_each(drop);
+    }
+
     #[must_use]
     pub fn new(sources: Arc<SourceMap>) -> Self {
         Self::with_total(sources, MAX_TOTAL_SIZE)
