@@ -72,9 +72,7 @@ pub struct ExtraVars {
 /// Holds the play's layers (shared) and, per name, where its definitions are:
 /// values are cloned only when a caller asks for a [`Definition`].
 pub struct PlayVars {
-    layers: Vec<Arc<VarLayer>>,
-    extra: Vec<(String, Node)>,
-    defs: HashMap<String, Vec<DefRef>>,
+    index: Arc<DefIndex>,
     /// Names set by `register:` in the play, with the first place.
     pub registered: HashMap<String, Span>,
     /// Names set by `set_fact` in the play, with every place and value.
@@ -85,6 +83,129 @@ pub struct PlayVars {
     shared: Mutex<HashMap<String, Arc<Shared>>>,
     /// Results shared with the other plays of the run.
     run: Option<Arc<RunShared>>,
+}
+
+/// Where every static definition of a list of play layers (and the extra
+/// vars) is, by name. It depends on the layers alone, so plays with the
+/// same layers share one (on kubespray's whole tree, 45 distinct plays
+/// have 31 distinct lists).
+pub struct DefIndex {
+    layers: Vec<Arc<VarLayer>>,
+    extra: Vec<(String, Node)>,
+    defs: HashMap<String, Vec<DefRef>>,
+}
+
+/// What decides a play's [`DefIndex`]: the addresses of its layers and the
+/// inventory groups its `hosts` pattern names.
+pub type IndexKey = (Vec<usize>, Vec<String>);
+
+impl DefIndex {
+    /// The index of `play`'s layers, with the inventory's group variables
+    /// for the groups its `hosts` pattern names.
+    #[must_use]
+    pub fn of_play(play: &Play, extra: &ExtraVars, inventory: Option<&Inventory>) -> Self {
+        let mut layers = play.layers.clone();
+        if let Some(inv) = inventory {
+            for group in pattern_groups(&play.hosts) {
+                let pairs: Vec<(Node, Node)> = inv
+                    .group_variables(&group)
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let key = Node {
+                            value: Value::Str(k),
+                            span: v.span,
+                            tag: Tag::None,
+                            quoted: false,
+                        };
+                        (key, v)
+                    })
+                    .collect();
+                if let Some(first) = pairs.first() {
+                    let span = first.0.span;
+                    layers.push(Arc::new(VarLayer {
+                        kind: LayerKind::Inventory { group },
+                        node: Node {
+                            value: Value::Map(pairs),
+                            span,
+                            tag: Tag::None,
+                            quoted: false,
+                        },
+                    }));
+                }
+            }
+        }
+        Self::new(&layers, extra)
+    }
+
+    /// Plays with the same key have the same index ([`DefIndex::of_play`]).
+    #[must_use]
+    pub fn key(play: &Play, inventory: Option<&Inventory>) -> IndexKey {
+        let layers = play
+            .layers
+            .iter()
+            .map(|l| Arc::as_ptr(l) as usize)
+            .collect();
+        let groups = match inventory {
+            Some(_) => pattern_groups(&play.hosts),
+            None => Vec::new(),
+        };
+        (layers, groups)
+    }
+
+    /// The index of `layers` and `extra`.
+    #[must_use]
+    pub fn new(layers: &[Arc<VarLayer>], extra: &ExtraVars) -> Self {
+        // Definitions lowest precedence first: layers by (rank, load order),
+        // each layer's entries in their order, then extra vars (rank 30,
+        // above every layer). The layers are sorted, not their thousands
+        // of entries.
+        let mut order: Vec<_> = layers
+            .iter()
+            .enumerate()
+            .filter_map(|(seq, l)| Some((rank(&l.kind), seq, l.node.as_map()?)))
+            .collect();
+        order.sort_unstable_by_key(|&(r, seq, _)| (r, seq));
+        let total = order.iter().map(|(.., e)| e.len()).sum::<usize>() + extra.vars.len();
+        let mut defs: HashMap<String, Vec<DefRef>> =
+            HashMap::with_capacity_and_hasher(total, Default::default());
+        let mut add = |name: &str, d: DefRef| match defs.get_mut(name) {
+            Some(v) => v.push(d),
+            None => {
+                defs.insert(name.to_string(), vec![d]);
+            }
+        };
+        for (rank, seq, entries) in order {
+            for (i, (k, _)) in entries.iter().enumerate() {
+                if let Some(name) = k.as_str() {
+                    let layer = Some(seq);
+                    add(
+                        name,
+                        DefRef {
+                            layer,
+                            pair: i,
+                            rank,
+                        },
+                    );
+                }
+            }
+        }
+        for (i, (k, _)) in extra.vars.iter().enumerate() {
+            let (layer, rank) = (None, 30);
+            add(
+                k.as_str(),
+                DefRef {
+                    layer,
+                    pair: i,
+                    rank,
+                },
+            );
+        }
+        DefIndex {
+            layers: layers.to_vec(),
+            extra: extra.vars.clone(),
+            defs,
+        }
+    }
 }
 
 /// Play-level resolutions shared by all the plays of a run. A play takes
@@ -144,37 +265,10 @@ struct DefRef {
 impl PlayVars {
     #[must_use]
     pub fn new(play: &Play, extra: &ExtraVars, inventory: Option<&Inventory>) -> Self {
-        let mut layers = play.layers.clone();
-        if let Some(inv) = inventory {
-            for group in pattern_groups(&play.hosts) {
-                let pairs: Vec<(Node, Node)> = inv
-                    .group_variables(&group)
-                    .into_iter()
-                    .map(|(k, v)| {
-                        let key = Node {
-                            value: Value::Str(k),
-                            span: v.span,
-                            tag: Tag::None,
-                            quoted: false,
-                        };
-                        (key, v)
-                    })
-                    .collect();
-                if let Some(first) = pairs.first() {
-                    let span = first.0.span;
-                    layers.push(Arc::new(VarLayer {
-                        kind: LayerKind::Inventory { group },
-                        node: Node {
-                            value: Value::Map(pairs),
-                            span,
-                            tag: Tag::None,
-                            quoted: false,
-                        },
-                    }));
-                }
-            }
-        }
-        Self::from_parts(&layers, play.tasks.iter().chain(&play.handlers), extra)
+        Self::from_index(
+            Arc::new(DefIndex::of_play(play, extra, inventory)),
+            play.tasks.iter().chain(&play.handlers),
+        )
     }
 
     /// From play layers and the tasks whose `register`/`set_fact` count.
@@ -183,51 +277,15 @@ impl PlayVars {
         tasks: impl Iterator<Item = &'t TaskInstance>,
         extra: &ExtraVars,
     ) -> Self {
-        // Definitions lowest precedence first: layers by (rank, load order),
-        // each layer's entries in their order, then extra vars (rank 30,
-        // above every layer). The layers are sorted, not their thousands
-        // of entries.
-        let mut order: Vec<_> = layers
-            .iter()
-            .enumerate()
-            .filter_map(|(seq, l)| Some((rank(&l.kind), seq, l.node.as_map()?)))
-            .collect();
-        order.sort_unstable_by_key(|&(r, seq, _)| (r, seq));
-        let total = order.iter().map(|(.., e)| e.len()).sum::<usize>() + extra.vars.len();
-        let mut defs: HashMap<String, Vec<DefRef>> =
-            HashMap::with_capacity_and_hasher(total, Default::default());
-        let mut add = |name: &str, d: DefRef| match defs.get_mut(name) {
-            Some(v) => v.push(d),
-            None => {
-                defs.insert(name.to_string(), vec![d]);
-            }
-        };
-        for (rank, seq, entries) in order {
-            for (i, (k, _)) in entries.iter().enumerate() {
-                if let Some(name) = k.as_str() {
-                    let layer = Some(seq);
-                    add(
-                        name,
-                        DefRef {
-                            layer,
-                            pair: i,
-                            rank,
-                        },
-                    );
-                }
-            }
-        }
-        for (i, (k, _)) in extra.vars.iter().enumerate() {
-            let (layer, rank) = (None, 30);
-            add(
-                k.as_str(),
-                DefRef {
-                    layer,
-                    pair: i,
-                    rank,
-                },
-            );
-        }
+        Self::from_index(Arc::new(DefIndex::new(layers, extra)), tasks)
+    }
+
+    /// Over an index of the play's layers and the tasks whose
+    /// `register`/`set_fact` count.
+    pub fn from_index<'t>(
+        index: Arc<DefIndex>,
+        tasks: impl Iterator<Item = &'t TaskInstance>,
+    ) -> Self {
         let mut registered = HashMap::default();
         let mut set_facts: HashMap<String, Vec<(Span, Node)>> = HashMap::default();
         for t in tasks {
@@ -246,9 +304,7 @@ impl PlayVars {
             }
         }
         PlayVars {
-            layers: layers.to_vec(),
-            extra: extra.vars.clone(),
-            defs,
+            index,
             registered,
             set_facts,
             shared: Mutex::new(HashMap::default()),
@@ -260,7 +316,7 @@ impl PlayVars {
     fn definition(&self, d: DefRef) -> Definition {
         match d.layer {
             Some(l) => {
-                let layer = &self.layers[l];
+                let layer = &self.index.layers[l];
                 let (k, v) = &layer.node.as_map().unwrap_or(&[])[d.pair];
                 Definition {
                     source: label(&layer.kind),
@@ -270,7 +326,7 @@ impl PlayVars {
                 }
             }
             None => {
-                let (_, v) = &self.extra[d.pair];
+                let (_, v) = &self.index.extra[d.pair];
                 Definition {
                     source: "extra vars (-e)".into(),
                     rank: d.rank,
@@ -292,7 +348,7 @@ impl PlayVars {
     /// on the same give it the same value.
     fn ident(&self, name: &str) -> Ident {
         let def = self.refs(name).last().map(|d| match d.layer {
-            Some(l) => (Arc::as_ptr(&self.layers[l]) as usize, d.pair),
+            Some(l) => (Arc::as_ptr(&self.index.layers[l]) as usize, d.pair),
             None => (usize::MAX, d.pair),
         });
         let registered = self.registered.contains_key(name);
@@ -354,14 +410,11 @@ impl PlayVars {
         fits: impl Fn(&[String]) -> bool,
     ) -> Option<LookupOwned> {
         let run = self.run.as_ref()?;
-        let variants = run
-            .1
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(template)?
-            .clone();
-        variants.into_iter().find_map(|(v, deps, idents)| {
-            (self.stands_as(&deps, &idents) && fits(&deps)).then_some(v)
+        // Only the variant that holds is copied (a render of a template
+        // file is its whole rendered text).
+        let map = run.1.lock().unwrap_or_else(PoisonError::into_inner);
+        map.get(template)?.iter().find_map(|(v, deps, idents)| {
+            (self.stands_as(deps, idents) && fits(deps)).then(|| v.clone())
         })
     }
 
@@ -377,7 +430,7 @@ impl PlayVars {
     }
 
     fn refs(&self, name: &str) -> &[DefRef] {
-        self.defs.get(name).map_or(&[], Vec::as_slice)
+        self.index.defs.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// Static definitions of `name`, lowest precedence first.
@@ -802,6 +855,17 @@ impl<'a> TaskVars<'a> {
     /// that reaches the task: kept per template text, for this task and,
     /// where they rest on play-level names only, for the run.
     pub fn render_text(&self, s: &str) -> LookupOwned {
+        self.render_text_kept(s, true)
+    }
+
+    /// [`TaskVars::render_text`] for a text the caller renders once and
+    /// keeps (a template file's content): not kept again in this task's
+    /// memo, only offered to the run.
+    pub fn render_text_once(&self, s: &str) -> LookupOwned {
+        self.render_text_kept(s, false)
+    }
+
+    fn render_text_kept(&self, s: &str, keep: bool) -> LookupOwned {
         // Not inside a variable's resolution, whose dependencies are
         // recorded by the lookups a render makes.
         let top = self.stack.borrow().is_empty() && self.recording.get() == 0;
@@ -812,7 +876,9 @@ impl<'a> TaskVars<'a> {
             return v.clone();
         }
         if let Some(v) = self.play.render_from_run(s, |deps| self.sees_as_play(deps)) {
-            self.renders.borrow_mut().insert(s.to_owned(), v.clone());
+            if keep {
+                self.renders.borrow_mut().insert(s.to_owned(), v.clone());
+            }
             return v;
         }
         let (start, scoped, cuts) = (
@@ -833,7 +899,9 @@ impl<'a> TaskVars<'a> {
         if self.stack.borrow().is_empty() {
             self.touched.borrow_mut().clear();
         }
-        self.renders.borrow_mut().insert(s.to_owned(), v.clone());
+        if keep {
+            self.renders.borrow_mut().insert(s.to_owned(), v.clone());
+        }
         v
     }
 

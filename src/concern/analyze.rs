@@ -9,7 +9,7 @@ use super::catalog::{ArgMatch, Concern, Part, Pattern};
 use crate::ansible::project::{Play, Project, TaskInstance};
 use crate::jinja::{self, Tri, UnknownWhy};
 use crate::source::SourceMap;
-use crate::vars::{ExtraVars, LookupOwned, PlayVars, RunShared, TaskVars};
+use crate::vars::{DefIndex, ExtraVars, IndexKey, LookupOwned, PlayVars, RunShared, TaskVars};
 use crate::yaml::Node;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -258,10 +258,33 @@ impl<'a> Scope<'a> {
                     })
             })
             .collect();
+        // One definition index per distinct list of layers, shared by
+        // the plays that have it.
+        let mut key_of: crate::HashMap<IndexKey, usize> = crate::HashMap::default();
+        let mut firsts: Vec<&Play> = Vec::new();
+        let index_of: Vec<usize> = distinct
+            .iter()
+            .map(|p| {
+                *key_of
+                    .entry(DefIndex::key(p, inventory))
+                    .or_insert_with(|| {
+                        firsts.push(p);
+                        firsts.len() - 1
+                    })
+            })
+            .collect();
+        let indexes: Vec<Arc<DefIndex>> = firsts
+            .par_iter()
+            .map(|p| Arc::new(DefIndex::of_play(p, extra, inventory)))
+            .collect();
         let run = Arc::new(RunShared::default());
         let play_vars = distinct
             .par_iter()
-            .map(|p| PlayVars::new(p, extra, inventory).with_run(Arc::clone(&run)))
+            .zip(index_of)
+            .map(|(p, i)| {
+                PlayVars::from_index(Arc::clone(&indexes[i]), p.tasks.iter().chain(&p.handlers))
+                    .with_run(Arc::clone(&run))
+            })
             .collect();
         Scope {
             plays,
@@ -384,7 +407,7 @@ impl Iteration<'_> {
                     if !is_template || !crate::ansible::project::is_templated(raw) {
                         return None;
                     }
-                    match self.tv.render_text(raw) {
+                    match self.tv.render_text_once(raw) {
                         LookupOwned::Value(serde_json::Value::String(s)) => Some(s),
                         _ => None,
                     }
