@@ -92,7 +92,10 @@ pub struct PlayVars {
 pub struct DefIndex {
     layers: Vec<Arc<VarLayer>>,
     extra: Vec<(String, Node)>,
-    defs: HashMap<String, Vec<DefRef>>,
+    /// Per name, its group: its run of `refs`, (start, length).
+    defs: HashMap<Box<str>, u32>,
+    groups: Vec<(u32, u32)>,
+    refs: Vec<DefRef>,
 }
 
 /// What decides a play's [`DefIndex`]: the addresses of its layers and the
@@ -165,46 +168,67 @@ impl DefIndex {
             .filter_map(|(seq, l)| Some((rank(&l.kind), seq, l.node.as_map()?)))
             .collect();
         order.sort_unstable_by_key(|&(r, seq, _)| (r, seq));
-        let total = order.iter().map(|(.., e)| e.len()).sum::<usize>() + extra.vars.len();
-        let mut defs: HashMap<String, Vec<DefRef>> =
-            HashMap::with_capacity_and_hasher(total, Default::default());
-        let mut add = |name: &str, d: DefRef| match defs.get_mut(name) {
-            Some(v) => v.push(d),
-            None => {
-                defs.insert(name.to_string(), vec![d]);
-            }
-        };
+        let mut all: Vec<(&str, DefRef)> = Vec::with_capacity(
+            order.iter().map(|(.., e)| e.len()).sum::<usize>() + extra.vars.len(),
+        );
         for (rank, seq, entries) in order {
             for (i, (k, _)) in entries.iter().enumerate() {
                 if let Some(name) = k.as_str() {
-                    let layer = Some(seq);
-                    add(
-                        name,
-                        DefRef {
-                            layer,
-                            pair: i,
-                            rank,
-                        },
-                    );
+                    all.push((name, DefRef::new(Some(seq), i, rank)));
                 }
             }
         }
         for (i, (k, _)) in extra.vars.iter().enumerate() {
-            let (layer, rank) = (None, 30);
-            add(
-                k.as_str(),
-                DefRef {
-                    layer,
-                    pair: i,
-                    rank,
-                },
-            );
+            all.push((k.as_str(), DefRef::new(None, i, 30)));
+        }
+        // One flat list, grouped by name (each group in precedence order):
+        // no list of its own per name.
+        let mut defs: HashMap<Box<str>, u32> =
+            HashMap::with_capacity_and_hasher(all.len(), Default::default());
+        let mut groups: Vec<(u32, u32)> = Vec::new();
+        let group_of: Vec<u32> = all
+            .iter()
+            .map(|(name, _)| {
+                let g = match defs.get(*name) {
+                    Some(&g) => g,
+                    None => {
+                        let g = u32::try_from(groups.len()).unwrap_or(u32::MAX);
+                        defs.insert(Box::from(*name), g);
+                        groups.push((0, 0));
+                        g
+                    }
+                };
+                groups[g as usize].1 += 1;
+                g
+            })
+            .collect();
+        let mut next = 0u32;
+        for (start, len) in &mut groups {
+            *start = next;
+            next += *len;
+            *len = 0;
+        }
+        let mut refs = vec![DefRef::new(None, 0, 0); all.len()];
+        for ((_, d), g) in all.iter().zip(group_of) {
+            let (start, len) = &mut groups[g as usize];
+            refs[(*start + *len) as usize] = *d;
+            *len += 1;
         }
         DefIndex {
             layers: layers.to_vec(),
             extra: extra.vars.clone(),
             defs,
+            groups,
+            refs,
         }
+    }
+
+    /// The definitions of `name`, lowest precedence first.
+    fn refs(&self, name: &str) -> &[DefRef] {
+        self.defs.get(name).map_or(&[], |&g| {
+            let (start, len) = self.groups[g as usize];
+            &self.refs[start as usize..(start + len) as usize]
+        })
     }
 }
 
@@ -255,11 +279,36 @@ enum SetFact {
 }
 
 /// Where one definition is: entry `pair` of layer `layer`, or extra var `pair`.
+/// Twelve bytes: a play's index holds one per definition (thousands).
 #[derive(Debug, Clone, Copy)]
 struct DefRef {
-    layer: Option<usize>,
-    pair: usize,
+    /// The layer's position, or [`DefRef::EXTRA`].
+    layer: u32,
+    pair: u32,
     rank: u8,
+}
+
+impl DefRef {
+    const EXTRA: u32 = u32::MAX;
+
+    fn new(layer: Option<usize>, pair: usize, rank: u8) -> Self {
+        // Positions are bounded by the files' sizes (see `load`), far
+        // below 2^32.
+        let narrow = |x: usize| u32::try_from(x).unwrap_or(u32::MAX - 1);
+        DefRef {
+            layer: layer.map_or(Self::EXTRA, narrow),
+            pair: narrow(pair),
+            rank,
+        }
+    }
+
+    fn layer(self) -> Option<usize> {
+        (self.layer != Self::EXTRA).then_some(self.layer as usize)
+    }
+
+    fn pair(self) -> usize {
+        self.pair as usize
+    }
 }
 
 impl PlayVars {
@@ -314,10 +363,10 @@ impl PlayVars {
 
     /// One definition with its value cloned.
     fn definition(&self, d: DefRef) -> Definition {
-        match d.layer {
+        match d.layer() {
             Some(l) => {
                 let layer = &self.index.layers[l];
-                let (k, v) = &layer.node.as_map().unwrap_or(&[])[d.pair];
+                let (k, v) = &layer.node.as_map().unwrap_or(&[])[d.pair()];
                 Definition {
                     source: label(&layer.kind),
                     rank: d.rank,
@@ -326,7 +375,7 @@ impl PlayVars {
                 }
             }
             None => {
-                let (_, v) = &self.index.extra[d.pair];
+                let (_, v) = &self.index.extra[d.pair()];
                 Definition {
                     source: "extra vars (-e)".into(),
                     rank: d.rank,
@@ -347,9 +396,9 @@ impl PlayVars {
     /// What `name` stands on in this play: two plays where a name stands
     /// on the same give it the same value.
     fn ident(&self, name: &str) -> Ident {
-        let def = self.refs(name).last().map(|d| match d.layer {
-            Some(l) => (Arc::as_ptr(&self.index.layers[l]) as usize, d.pair),
-            None => (usize::MAX, d.pair),
+        let def = self.refs(name).last().map(|d| match d.layer() {
+            Some(l) => (Arc::as_ptr(&self.index.layers[l]) as usize, d.pair()),
+            None => (usize::MAX, d.pair()),
         });
         let registered = self.registered.contains_key(name);
         let set_fact = match self.set_facts.get(name) {
@@ -430,7 +479,7 @@ impl PlayVars {
     }
 
     fn refs(&self, name: &str) -> &[DefRef] {
-        self.index.defs.get(name).map_or(&[], Vec::as_slice)
+        self.index.refs(name)
     }
 
     /// Static definitions of `name`, lowest precedence first.
