@@ -13,6 +13,7 @@ use crate::jinja::{self, Lookup, Rendered, UnknownWhy, VarSource};
 use crate::source::Span;
 use crate::yaml::{Node, Tag, Value};
 use crate::{HashMap, HashSet};
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
@@ -1064,6 +1065,16 @@ pub struct VarsResolver {
 }
 
 impl VarsResolver {
+    /// Frees the indexes on the worker threads, a share each.
+    pub fn free_in_parallel(self) {
+        let plays = self
+            .plays
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let all: Vec<Arc<PlayVars>> = plays.into_values().collect();
+        all.into_par_iter().for_each(drop);
+    }
+
     #[must_use]
     pub fn new(extra: ExtraVars) -> Self {
         VarsResolver {
