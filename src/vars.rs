@@ -313,14 +313,6 @@ impl DefRef {
 }
 
 impl PlayVars {
-    #[must_use]
-    pub fn new(play: &Play, extra: &ExtraVars, inventory: Option<&Inventory>) -> Self {
-        Self::from_index(
-            Arc::new(DefIndex::of_play(play, extra, inventory)),
-            play.tasks.iter().chain(&play.handlers),
-        )
-    }
-
     /// From play layers and the tasks whose `register`/`set_fact` count.
     pub fn from_parts<'t>(
         layers: &[Arc<VarLayer>],
@@ -1153,6 +1145,40 @@ mod tests {
             "a: \"{{ b }}-x\"\nb: one\nc: \"{{ item }}\"\nd: \"{{ a }}\"\n",
         );
         PlayVars::from_parts(&[defaults], std::iter::empty(), &ExtraVars::default())
+    }
+
+    #[test]
+    fn the_index_lists_each_names_definitions_lowest_precedence_first() {
+        // Layers given out of precedence order: play vars (12) before role
+        // defaults (1, in load order); extra vars (30) above all.
+        let play = layer(LayerKind::PlayVars, "a: play\nb: only\n");
+        let defaults = layer(
+            LayerKind::RoleDefaults { role: "r".into() },
+            "a: default\nc: 1\n",
+        );
+        let later = layer(LayerKind::RoleDefaults { role: "s".into() }, "a: again\n");
+        let extra = ExtraVars {
+            vars: vec![("a".into(), layer(LayerKind::PlayVars, "extra").node.clone())],
+        };
+        let pv = PlayVars::from_parts(&[play, defaults, later], std::iter::empty(), &extra);
+        let seen = |name: &str| -> Vec<(u8, String)> {
+            pv.definitions(name)
+                .into_iter()
+                .map(|d| (d.rank, d.value.scalar_text().unwrap_or_default()))
+                .collect()
+        };
+        assert_eq!(
+            seen("a"),
+            [
+                (1, "default".to_string()),
+                (1, "again".to_string()),
+                (12, "play".to_string()),
+                (30, "extra".to_string()),
+            ]
+        );
+        assert_eq!(seen("b"), [(12, "only".to_string())]);
+        assert_eq!(seen("c"), [(1, "1".to_string())]);
+        assert!(seen("missing").is_empty());
     }
 
     #[test]
