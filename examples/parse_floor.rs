@@ -34,8 +34,12 @@ const SKIP_DIRS: &[&str] = &[
 /// mimalloc instead of the system allocator: preflint allocates many small
 /// objects from two threads, where glibc's arenas grow by `mprotect` calls
 /// (~9,000 per run on kubespray). The parse floor uses the same allocator.
+#[path = "../src/mi.rs"]
+mod mi;
+
+/// The allocator of the `preflint` binary.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: mi::Mi = mi::Mi;
 
 fn main() {
     let root = std::env::args_os()

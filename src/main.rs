@@ -1,14 +1,11 @@
 use clap::Parser;
 use std::process::ExitCode;
 
-/// mimalloc instead of the system allocator: preflint allocates many small
-/// objects from two threads, where glibc's arenas grow by `mprotect` calls
-/// (~9,000 per run on kubespray). The parse floor uses the same allocator.
-/// Its v2 line (the `v2` feature in Cargo.toml): with v3, kubespray's whole
-/// tree peaked at 79 MB resident against 63 MB with v2, and the kernel's
-/// zeroing of fresh pages is a large part of a run on a VM.
+mod mi;
+
+/// mimalloc, called as `mi` explains.
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: mi::Mi = mi::Mi;
 
 fn main() -> ExitCode {
     let cli = preflint::cli::Cli::parse();
