@@ -2,7 +2,9 @@
 //!
 //! Every file preflint reads goes through [`Loader`]: size, binary and UTF-8
 //! checks, registration in the [`SourceMap`], and YAML parsing. Files found by
-//! discovery are parsed up front with rayon; files reached later (a role in a
+//! discovery are planned up front ([`Loader::plan`]) and parsed with rayon
+//! ([`Loader::fill`]) while the model is built from them: each file once, by
+//! whichever thread needs it first. Files reached otherwise (a role in a
 //! `roles_path` outside the tree) are parsed on first use.
 
 use crate::HashMap;
@@ -12,7 +14,7 @@ use crate::yaml::{self, YamlFile};
 use rayon::prelude::*;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A map keyed by a path's bytes: `Path`'s own `Hash` walks the components
 /// and was ~10% of a run's instructions in these maps (kubespray whole tree,
@@ -59,6 +61,9 @@ pub struct Loader {
     /// What the file system said, asked once per path.
     pub fs: Arc<FsMemo>,
     cache: Mutex<PathMap<Arc<Loaded>>>,
+    /// Files planned for reading ([`Loader::plan`]), read by the first
+    /// thread that needs them.
+    planned: Mutex<PathMap<Arc<Pending>>>,
     /// Paths preloaded as another path's file (see [`Loader::preload`]),
     /// with that path.
     twins: Mutex<PathMap<PathBuf>>,
@@ -66,6 +71,16 @@ pub struct Loader {
     budget: Mutex<u64>,
     total: u64,
 }
+
+/// A file planned for reading: admitted when planned, read once.
+struct Pending {
+    admission: Admission,
+    parse_yaml: bool,
+    loaded: OnceLock<Arc<Loaded>>,
+}
+
+/// The files [`Loader::plan`] admitted, in order, for [`Loader::fill`].
+pub struct Plan(Vec<(PathBuf, Arc<Pending>)>);
 
 /// Whether a file may be read: within the total budget, or why not.
 #[derive(Clone, Copy)]
@@ -79,6 +94,7 @@ impl Loader {
     /// Frees the cache (every file parsed) on the worker threads, a share
     /// of the files each: the model holds what it needs of them.
     pub fn free_in_parallel(self) {
+        drop(std::mem::take(&mut *locked(&self.planned)));
         let cache = std::mem::take(&mut *locked(&self.cache));
         let files: Vec<Arc<Loaded>> = cache.into_values().collect();
         files.into_par_iter().for_each(drop);
@@ -96,6 +112,7 @@ impl Loader {
             sources,
             fs: Arc::new(FsMemo::default()),
             cache: Mutex::default(),
+            planned: Mutex::default(),
             twins: Mutex::default(),
             budget: Mutex::new(total),
             total,
@@ -112,14 +129,26 @@ impl Loader {
     /// ([`Loader::yaml`]). Kubespray reaches 1,258 YAML paths through its
     /// links, 583 of them distinct files.
     pub fn preload(&self, paths: &[PathBuf], parse_yaml: bool) {
-        // Decide admission in order first, so that the parallel reads keep
-        // the same files whatever the thread timing.
+        self.fill(&self.plan(paths, parse_yaml));
+    }
+
+    /// Plans the reading of `paths` as [`Loader::preload`] reads them,
+    /// reading nothing yet: which path is read for each file, and which
+    /// files the run's budget admits (decided here, in order, so the same
+    /// files are kept whatever the thread timing). A planned file is read
+    /// by [`Loader::fill`] or, if the model needs it first, by
+    /// [`Loader::yaml`]: once either way.
+    pub fn plan(&self, paths: &[PathBuf], parse_yaml: bool) -> Plan {
         // The path read for a file is its shortest (fewest components, then
         // first in order): usually where the file lives, which the model
         // reaches, rather than a link into it (`extra/roles -> ../roles`).
+        // The `stat`s first, in parallel (~3 ms for kubespray's 1,258 paths
+        // on one thread); the choices below are made in order.
+        let ids: Vec<Option<FileIdentity>> =
+            paths.par_iter().map(|p| self.fs.identity(p)).collect();
         let mut read_as: HashMap<FileIdentity, &PathBuf> = HashMap::default();
-        for p in paths {
-            if let Some(id) = self.fs.identity(p) {
+        for (p, id) in paths.iter().zip(&ids) {
+            if let Some(id) = *id {
                 let depth = |p: &Path| p.components().count();
                 read_as
                     .entry(id)
@@ -131,26 +160,77 @@ impl Loader {
                     .or_insert(p);
             }
         }
-        let mut admitted: Vec<(&PathBuf, Admission)> = Vec::new();
+        let mut admitted: Vec<(PathBuf, Arc<Pending>)> = Vec::new();
         {
             let mut twins = locked(&self.twins);
-            for p in paths {
-                if let Some(first) = self.fs.identity(p).and_then(|id| read_as.get(&id))
+            for (p, id) in paths.iter().zip(&ids) {
+                if let Some(first) = id.and_then(|id| read_as.get(&id))
                     && *first != p
                 {
                     twins.insert(p.as_os_str().to_owned(), (*first).clone());
                     continue;
                 }
-                admitted.push((p, self.admit(p)));
+                let pending = Pending {
+                    admission: self.admit(p),
+                    parse_yaml,
+                    loaded: OnceLock::new(),
+                };
+                admitted.push((p.clone(), Arc::new(pending)));
             }
         }
-        let loaded: Vec<(PathBuf, Arc<Loaded>)> = admitted
-            .par_iter()
-            .map(|(p, a)| ((*p).clone(), Arc::new(self.read(p, parse_yaml, *a))))
-            .collect();
-        let mut cache = locked(&self.cache);
-        for (p, l) in loaded {
-            cache.entry(p.into_os_string()).or_insert(l);
+        let mut planned = locked(&self.planned);
+        for (p, pending) in &admitted {
+            planned
+                .entry(p.as_os_str().to_owned())
+                .or_insert_with(|| Arc::clone(pending));
+        }
+        Plan(admitted)
+    }
+
+    /// Reads and parses the planned files not read yet, in parallel, into
+    /// the cache.
+    pub fn fill(&self, plan: &Plan) {
+        plan.0.par_iter().for_each(|(p, pending)| {
+            self.settle(p, pending);
+        });
+    }
+
+    /// A planned file, read now unless it was already; a file read before it
+    /// was planned stays as it was read.
+    fn settle(&self, path: &Path, pending: &Pending) -> Arc<Loaded> {
+        if let Some(l) = locked(&self.cache).get(path.as_os_str()) {
+            return Arc::clone(l);
+        }
+        // No lock is held while reading: another thread needing this file
+        // waits for it, and reading takes no other file's turn.
+        let l = pending
+            .loaded
+            .get_or_init(|| Arc::new(self.read(path, pending.parse_yaml, pending.admission)));
+        Arc::clone(
+            locked(&self.cache)
+                .entry(path.as_os_str().to_owned())
+                .or_insert_with(|| Arc::clone(l)),
+        )
+    }
+
+    /// The length of the YAML file at `path` as the run counts it, without
+    /// reading a planned file (or a twin of one): its size when the plan
+    /// admitted it and it is not too large to read. Other files: the length
+    /// of their text, read now if need be.
+    pub fn yaml_size(&self, path: &Path) -> Option<usize> {
+        let twin_of = locked(&self.twins).get(path.as_os_str()).cloned();
+        if let Some(first) = twin_of {
+            return self.yaml_size(&first);
+        }
+        let pending = locked(&self.planned).get(path.as_os_str()).cloned();
+        match pending {
+            Some(p) => match (p.admission, self.fs.stat(path)) {
+                (Admission::Yes, Stat::File(len)) if len <= MAX_FILE_SIZE => {
+                    usize::try_from(len).ok()
+                }
+                _ => None,
+            },
+            None => self.status(path).1,
         }
     }
 
@@ -158,6 +238,10 @@ impl Loader {
     pub fn yaml(&self, path: &Path) -> Arc<Loaded> {
         if let Some(l) = locked(&self.cache).get(path.as_os_str()) {
             return Arc::clone(l);
+        }
+        let pending = locked(&self.planned).get(path.as_os_str()).cloned();
+        if let Some(p) = pending {
+            return self.settle(path, &p);
         }
         let twin_of = locked(&self.twins).get(path.as_os_str()).cloned();
         let first_text = twin_of.and_then(|o| self.yaml(&o).text.clone());
@@ -196,23 +280,30 @@ impl Loader {
         }
     }
 
-    /// Every read and parse problem of the files loaded so far, twins
+    /// Every read and parse problem of the files planned (preloaded), twins
     /// included (a twin of a file with problems is parsed here, so that its
-    /// problems carry its own path).
+    /// problems carry its own path). Files read otherwise report their
+    /// problems where they are used.
     #[must_use]
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         let twins: Vec<(PathBuf, PathBuf)> = locked(&self.twins)
             .iter()
             .map(|(t, f)| (PathBuf::from(t), f.clone()))
             .collect();
-        for (twin, first) in twins {
-            let f = self.yaml(&first);
+        for (twin, first) in &twins {
+            let f = self.yaml(first);
             if !f.diagnostics.is_empty() || !f.yaml.diagnostics.is_empty() {
-                self.yaml(&twin);
+                self.yaml(twin);
             }
         }
+        let planned: crate::HashSet<OsString> = locked(&self.planned)
+            .keys()
+            .cloned()
+            .chain(twins.into_iter().map(|(t, _)| t.into_os_string()))
+            .collect();
         self.all()
             .iter()
+            .filter(|(p, _)| planned.contains(p.as_os_str()))
             .flat_map(|(_, l)| l.diagnostics.iter().chain(&l.yaml.diagnostics).cloned())
             .collect()
     }
@@ -604,6 +695,35 @@ mod tests {
         assert_eq!(a.text, b.text);
         assert_eq!(b.doc().map(|d| d.span.file), Some(b.id));
         assert_eq!(l.all().len(), 2);
+    }
+
+    #[test]
+    fn a_planned_file_is_read_once_whoever_needs_it_first() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (a, b) = (dir.path().join("a.yml"), dir.path().join("b.yml"));
+        std::fs::write(&a, "x: 1\n").expect("write");
+        std::fs::write(&b, "- [\n").expect("write");
+        let l = loader(dir.path());
+        let plan = l.plan(&[a.clone(), b.clone()], true);
+        assert!(l.all().is_empty(), "planning reads nothing");
+        // The sizes the run counts come from the plan, without reading.
+        assert_eq!(l.yaml_size(&a), Some(5));
+        assert_eq!(l.yaml_size(&b), Some(4));
+        assert!(l.all().is_empty());
+        // The model reaches `a` before the parallel fill does.
+        let first = l.yaml(&a);
+        assert_eq!(l.all().len(), 1);
+        l.fill(&plan);
+        assert_eq!(l.all().len(), 2);
+        assert!(Arc::ptr_eq(&first, &l.yaml(&a)), "read once");
+        // The planned files' problems are the loader's; a file read later
+        // reports its own where it is used.
+        let c = dir.path().join("c.yml");
+        std::fs::write(&c, "- [\n").expect("write");
+        assert!(!l.yaml(&c).ok());
+        let diags = l.diagnostics();
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].span.file, l.yaml(&b).id);
     }
 
     #[test]

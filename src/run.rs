@@ -164,9 +164,12 @@ pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
         .filter(|f| f.kind.is_yaml())
         .map(|f| f.path.clone())
         .collect();
-    loader.preload(&yaml_paths, true);
-    crate::progress::phase("parse");
-    diags.extend(loader.diagnostics());
+    // Which files are read is settled before any is: the parse and the
+    // model then run side by side, the model reading each file it reaches
+    // first itself (on kubespray the model took ~14 ms after a ~17 ms
+    // parse at 2 threads; together they share both threads).
+    let plan = loader.plan(&yaml_paths, true);
+    crate::progress::phase("plan");
     let mut extra = crate::vars::ExtraVars {
         vars: config.extra_vars.clone(),
     };
@@ -177,24 +180,30 @@ pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
         Some(p) if !p.exists() => {
             return Err(format!("-i {}: no such file or directory", p.display()));
         }
-        Some(p) => {
-            let inv = crate::ansible::inventory::Inventory::load(p, &loader);
-            diags.extend(inv.diagnostics.iter().cloned());
-            Some(inv)
-        }
+        Some(p) => Some(crate::ansible::inventory::Inventory::load(p, &loader)),
         None => None,
     };
     let resolver = crate::vars::VarsResolver::new(extra.clone());
-    let project = project::build(
-        &root,
-        files,
-        &loader,
-        &BuildOptions {
-            playbooks,
-            resolver: &resolver,
+    let ((), project) = rayon::join(
+        || loader.fill(&plan),
+        || {
+            project::build(
+                &root,
+                files,
+                &loader,
+                &BuildOptions {
+                    playbooks,
+                    resolver: &resolver,
+                },
+            )
         },
     );
-    crate::progress::phase("model");
+    drop(plan);
+    crate::progress::phase("parse+model");
+    diags.extend(loader.diagnostics());
+    if let Some(inv) = &inventory {
+        diags.extend(inv.diagnostics.iter().cloned());
+    }
     diags.extend(project.diagnostics.iter().cloned());
     let diagnostics = crate::diagnostic::sorted(&sources, &diags);
     // What built the model is garbage now: freed on the worker threads

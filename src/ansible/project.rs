@@ -550,7 +550,7 @@ pub fn build(
     let yaml_bytes = files
         .iter()
         .filter(|f| f.kind.is_yaml())
-        .filter_map(|f| loader.status(&f.path).1)
+        .filter_map(|f| loader.yaml_size(&f.path))
         .sum();
     let mut run = RunSpent {
         cap: run_task_bound(yaml_bytes),
