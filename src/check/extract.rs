@@ -65,8 +65,9 @@ pub fn sysctl_writes<'s>(
 ) -> Vec<Found> {
     // Tasks in parallel, each by one worker; execution order is kept. A
     // twin (the same task of one play, from another entry) writes what the
-    // first of its twins writes.
-    crate::concern::analyze::per_task(
+    // first of its twins writes. From the last task: `check` runs this
+    // beside the concern analysis, which takes them from the first.
+    crate::concern::analyze::per_task_from_end(
         reached,
         |facts| task_found(scope, facts, sources),
         |_, found| found.clone(),
