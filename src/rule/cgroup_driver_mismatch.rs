@@ -156,7 +156,9 @@ impl Rule for CgroupDriverMismatch {
     fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
         // Tasks are read in parallel (template files are scanned whole),
         // each with its twins once; the sides keep the order of the tasks.
-        let sides: Vec<(bool, Side)> = crate::concern::analyze::per_task(
+        // From the last task: `preflight_errors_ignored` may run beside
+        // this rule, taking them from the first (see `per_task_from_end`).
+        let sides: Vec<(bool, Side)> = crate::concern::analyze::per_task_from_end(
             cx.reached,
             |facts| task_sides(cx, facts),
             |_, side| side.clone(),
