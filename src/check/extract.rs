@@ -78,7 +78,7 @@ pub fn sysctl_writes<'s>(
 fn task_found<'s>(scope: &'s Scope<'_>, facts: &Facts<'s>, sources: &SourceMap) -> Vec<Found> {
     let mut out = Vec::new();
     let r = &facts.reach;
-    if r.inst.duplicate {
+    if r.inst.duplicate || writer(&r.inst.task.module).is_none() {
         return out;
     }
     for it in facts.iterations(scope).iter() {
@@ -127,8 +127,11 @@ fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
     };
     let short = t.module.rsplit('.').next().unwrap_or("");
     let mut out = Vec::new();
-    match (t.module.as_str(), short) {
-        ("ansible.posix.sysctl", _) => {
+    let Some(writer) = writer(&t.module) else {
+        return out;
+    };
+    match writer {
+        Writer::Sysctl => {
             let (Some(key), file) = (
                 text("name"),
                 text("sysctl_file").unwrap_or_else(|| "/etc/sysctl.conf".into()),
@@ -156,7 +159,7 @@ fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
                 out.push(WriteKind::ApplyFile { file });
             }
         }
-        (_, "copy" | "template") => {
+        Writer::CopyOrTemplate => {
             let Some(dest) = text("dest") else { return out };
             if !is_sysctl_path(&dest) {
                 return out;
@@ -184,12 +187,7 @@ fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
                 });
             }
         }
-        (
-            "ansible.builtin.lineinfile"
-            | "ansible.builtin.blockinfile"
-            | "community.general.ini_file",
-            _,
-        ) => {
+        Writer::InFile => {
             let Some(path) = text("path")
                 .or_else(|| text("dest"))
                 .or_else(|| text("name"))
@@ -224,7 +222,7 @@ fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
                 }
             }
         }
-        ("ansible.builtin.file", _) => {
+        Writer::File => {
             let Some(path) = text("path")
                 .or_else(|| text("dest"))
                 .or_else(|| text("name"))
@@ -247,18 +245,13 @@ fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
                 _ => {}
             }
         }
-        ("ansible.builtin.command" | "ansible.builtin.shell" | "ansible.builtin.raw", _) => {
+        Writer::Command => {
             let Some(cmd) = it.command(r.inst) else {
                 return out;
             };
             out.extend(command_writes(cmd));
         }
-        (
-            "ansible.builtin.systemd_service"
-            | "ansible.builtin.systemd"
-            | "ansible.builtin.service",
-            _,
-        ) => {
+        Writer::Service => {
             let name = text("name").unwrap_or_default();
             let state = text("state").unwrap_or_default();
             if name.trim_end_matches(".service") == "systemd-sysctl"
@@ -269,9 +262,47 @@ fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
                 });
             }
         }
-        _ => {}
     }
     out
+}
+
+/// The kinds of module whose tasks may have a sysctl effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Writer {
+    Sysctl,
+    CopyOrTemplate,
+    /// lineinfile, blockinfile, ini_file.
+    InFile,
+    File,
+    Command,
+    Service,
+}
+
+/// What kind of sysctl writer a module is; `None`: its tasks have no
+/// sysctl effect (their iterations are not even computed).
+fn writer(module: &str) -> Option<Writer> {
+    let short = module.rsplit('.').next().unwrap_or("");
+    Some(match (module, short) {
+        ("ansible.posix.sysctl", _) => Writer::Sysctl,
+        (_, "copy" | "template") => Writer::CopyOrTemplate,
+        (
+            "ansible.builtin.lineinfile"
+            | "ansible.builtin.blockinfile"
+            | "community.general.ini_file",
+            _,
+        ) => Writer::InFile,
+        ("ansible.builtin.file", _) => Writer::File,
+        ("ansible.builtin.command" | "ansible.builtin.shell" | "ansible.builtin.raw", _) => {
+            Writer::Command
+        }
+        (
+            "ansible.builtin.systemd_service"
+            | "ansible.builtin.systemd"
+            | "ansible.builtin.service",
+            _,
+        ) => Writer::Service,
+        _ => return None,
+    })
 }
 
 /// Sysctl effects of a shell command line.

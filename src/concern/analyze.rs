@@ -611,9 +611,11 @@ pub(crate) fn writes(
             .or_else(|| text("dest"))
             .or_else(|| text("name"))
     };
-    let short = t.module.rsplit('.').next().unwrap_or("");
-    match (t.module.as_str(), short) {
-        (_, "copy") => {
+    let Some(kind) = write_kind(&t.module) else {
+        return Vec::new();
+    };
+    match kind {
+        WriteKind::Copy => {
             let Some(dest) = text("dest") else {
                 return Vec::new();
             };
@@ -622,7 +624,7 @@ pub(crate) fn writes(
                 .unwrap_or_default();
             vec![(dest, content)]
         }
-        (_, "template") => {
+        WriteKind::Template => {
             let Some(dest) = text("dest") else {
                 return Vec::new();
             };
@@ -632,19 +634,19 @@ pub(crate) fn writes(
                 .unwrap_or_default();
             vec![(dest, raw)]
         }
-        ("ansible.builtin.lineinfile", _) => path()
+        WriteKind::LineInFile => path()
             .map(|p| (p, shared("line").unwrap_or_default()))
             .into_iter()
             .collect(),
-        ("ansible.builtin.blockinfile", _) => path()
+        WriteKind::BlockInFile => path()
             .map(|p| (p, shared("block").unwrap_or_default()))
             .into_iter()
             .collect(),
-        ("ansible.builtin.replace", _) => path()
+        WriteKind::Replace => path()
             .map(|p| (p, shared("replace").unwrap_or_default()))
             .into_iter()
             .collect(),
-        ("community.general.ini_file" | "ansible.builtin.ini_file", _) => path()
+        WriteKind::IniFile => path()
             .map(|p| {
                 let line = format!(
                     "{} = {}",
@@ -655,7 +657,7 @@ pub(crate) fn writes(
             })
             .into_iter()
             .collect(),
-        ("community.general.modprobe", _) => {
+        WriteKind::Modprobe => {
             if text("persistent").as_deref() == Some("present") {
                 let name = text("name").unwrap_or_default();
                 vec![(format!("/etc/modules-load.d/{name}.conf"), name.into())]
@@ -663,7 +665,7 @@ pub(crate) fn writes(
                 Vec::new()
             }
         }
-        ("ansible.posix.sysctl", _) => {
+        WriteKind::Sysctl => {
             if text("state").as_deref() == Some("absent") {
                 return Vec::new();
             }
@@ -678,8 +680,52 @@ pub(crate) fn writes(
                 .into(),
             )]
         }
-        _ => Vec::new(),
     }
+}
+
+/// The modules [`writes`] knows the written files of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriteKind {
+    Copy,
+    Template,
+    LineInFile,
+    BlockInFile,
+    Replace,
+    IniFile,
+    Modprobe,
+    Sysctl,
+}
+
+/// What kind of writer a module is for [`writes`]; `None`: its tasks write
+/// no file it knows of.
+fn write_kind(module: &str) -> Option<WriteKind> {
+    let short = module.rsplit('.').next().unwrap_or("");
+    Some(match (module, short) {
+        (_, "copy") => WriteKind::Copy,
+        (_, "template") => WriteKind::Template,
+        ("ansible.builtin.lineinfile", _) => WriteKind::LineInFile,
+        ("ansible.builtin.blockinfile", _) => WriteKind::BlockInFile,
+        ("ansible.builtin.replace", _) => WriteKind::Replace,
+        ("community.general.ini_file" | "ansible.builtin.ini_file", _) => WriteKind::IniFile,
+        ("community.general.modprobe", _) => WriteKind::Modprobe,
+        ("ansible.posix.sysctl", _) => WriteKind::Sysctl,
+        _ => return None,
+    })
+}
+
+/// Whether [`command_text`] gives the task a command line.
+fn has_command(t: &crate::ansible::task::Task) -> bool {
+    t.arg("_raw_params").or_else(|| t.arg("cmd")).is_some()
+        || t.arg("argv").and_then(Node::as_seq).is_some()
+}
+
+/// Whether `p` may match a task of `module` (with a command line or not):
+/// its module list admits it, and what it asks the task to write or run is
+/// something such a task can write or run.
+fn admits(p: &Pattern, module: &str, command: bool) -> bool {
+    (p.modules.is_empty() || p.modules.iter().any(|m| m == module))
+        && (p.writes.is_none() || write_kind(module).is_some())
+        && (p.command.is_none() || command)
 }
 
 fn pattern_matches(p: &Pattern, inst: &TaskInstance, it: &Iteration<'_>) -> bool {
@@ -908,24 +954,17 @@ fn match_tasks<'s>(
             }
         }
     }
-    // The slots a module may match, in slot order; slots with a pattern
-    // for any module match every task.
-    let mut by_module: crate::HashMap<&str, Vec<usize>> = crate::HashMap::default();
-    let mut any_module: Vec<usize> = Vec::new();
-    for (si, (.., patterns)) in slots.iter().enumerate() {
-        if patterns.iter().any(|p| p.modules.is_empty()) {
-            any_module.push(si);
-            continue;
-        }
-        let mut mods: Vec<&str> = patterns
-            .iter()
-            .flat_map(|p| p.modules.iter().map(String::as_str))
-            .collect();
-        mods.sort_unstable();
-        mods.dedup();
-        for m in mods {
-            by_module.entry(m).or_default().push(si);
-        }
+    // The slots a task may match, in slot order, by its module and whether
+    // it has a command line: a task no slot admits is not even rendered.
+    let mut admitted: crate::HashMap<(&str, bool), Vec<usize>> = crate::HashMap::default();
+    for facts in reached {
+        let t = &facts.reach.inst.task;
+        let key = (t.module.as_str(), has_command(t));
+        admitted.entry(key).or_insert_with(|| {
+            (0..slots.len())
+                .filter(|&si| slots[si].4.iter().any(|p| admits(p, key.0, key.1)))
+                .collect()
+        });
     }
     // A twin gives what the first of its twins gives, from its own entry.
     let twin = |facts: &Facts<'_>, (si, e): &(usize, TaskEvidence)| {
@@ -936,19 +975,17 @@ fn match_tasks<'s>(
     let per_task = per_task(
         reached,
         |facts| {
-            let module = facts.reach.inst.task.module.as_str();
-            let mut candidates: Vec<usize> = any_module.clone();
-            if let Some(v) = by_module.get(module) {
-                candidates.extend(v);
-                candidates.sort_unstable();
-            }
+            let t = &facts.reach.inst.task;
+            let candidates = admitted
+                .get(&(t.module.as_str(), has_command(t)))
+                .map_or(&[][..], Vec::as_slice);
             if candidates.is_empty() {
                 return Vec::new();
             }
             let iters = facts.iterations(scope);
             candidates
-                .into_iter()
-                .filter_map(|si| {
+                .iter()
+                .filter_map(|&si| {
                     let (_, _, part, role, patterns) = slots[si];
                     task_evidence(sources, part, role, patterns, facts, &iters).map(|e| (si, e))
                 })
