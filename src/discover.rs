@@ -55,32 +55,27 @@ pub struct DiscoveredFile {
 /// Paths to leave out, given as paths relative to the root or globs.
 #[derive(Debug, Default, Clone)]
 pub struct Excludes {
-    patterns: Vec<crate::glob::Glob>,
+    /// One matcher for all of them (every walked path is tested).
+    any: Option<crate::glob::Glob>,
 }
 
 impl Excludes {
     /// Builds matchers from path or glob strings (`*`, `**`, `?`).
     #[must_use]
     pub fn new(items: &[String]) -> Self {
-        let patterns = items.iter().filter_map(|p| glob_regex(p)).collect();
-        Excludes { patterns }
+        let globs = items
+            .iter()
+            .map(|p| p.trim().trim_start_matches("./").trim_end_matches('/'))
+            .filter(|p| !p.is_empty());
+        Excludes {
+            any: crate::glob::any_of(globs, true),
+        }
     }
 
     #[must_use]
     pub fn matches(&self, rel: &str) -> bool {
-        self.patterns.iter().any(|r| r.is_match(rel))
+        self.any.as_ref().is_some_and(|g| g.is_match(rel))
     }
-}
-
-fn glob_regex(pattern: &str) -> Option<crate::glob::Glob> {
-    let p = pattern
-        .trim()
-        .trim_start_matches("./")
-        .trim_end_matches('/');
-    if p.is_empty() {
-        return None;
-    }
-    crate::glob::to_regex(p, true)
 }
 
 /// Directories never walked into.

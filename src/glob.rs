@@ -21,15 +21,37 @@ impl Glob {
     }
 }
 
+/// One character: a byte that does not continue another, then the bytes
+/// that continue it.
+const ONE_CHAR: &str = r"[^/\x80-\xBF][\x80-\xBF]*";
+
 /// An anchored matcher for `glob`; with `or_below`, paths below a matching
 /// directory match too (`contrib/` excludes everything in it). `None` for
 /// an unclosed `{`.
 #[must_use]
 pub fn to_regex(glob: &str, or_below: bool) -> Option<Glob> {
-    // One character: a byte that does not continue another, then the bytes
-    // that continue it.
-    let re = translate(glob, or_below, r"[^/\x80-\xBF][\x80-\xBF]*")?;
+    let re = translate(glob, or_below, ONE_CHAR)?;
     RegexBuilder::new(&re).unicode(false).build().ok().map(Glob)
+}
+
+/// One matcher for a path matching any of `globs` (as [`to_regex`] with
+/// `or_below`): one pass over the path instead of one per glob. Globs with
+/// an unclosed `{` are left out; `None` when none is left.
+#[must_use]
+pub fn any_of<'g>(globs: impl IntoIterator<Item = &'g str>, or_below: bool) -> Option<Glob> {
+    let alternatives: Vec<String> = globs
+        .into_iter()
+        .filter_map(|g| translate(g, or_below, ONE_CHAR))
+        .map(|re| format!("(?:{re})"))
+        .collect();
+    if alternatives.is_empty() {
+        return None;
+    }
+    RegexBuilder::new(&alternatives.join("|"))
+        .unicode(false)
+        .build()
+        .ok()
+        .map(Glob)
 }
 
 /// The regex text of `glob`, `?` written as `one_char`.
@@ -78,6 +100,35 @@ mod tests {
         let r = to_regex("contrib", true).expect("valid");
         assert!(r.is_match("contrib/a/b.yml"));
         assert!(to_regex("{a,b", false).is_none());
+    }
+
+    /// `any_of` matches what one of its globs matches, and skips the
+    /// globs that do not compile.
+    #[test]
+    fn any_of_is_the_union() {
+        let globs = ["contrib", "**/*.md", "a?c/x", "{b,c", "dir/{x,y}.yml"];
+        let paths = [
+            "contrib/a.yml",
+            "contribx",
+            "docs/r.md",
+            "abc/x",
+            "abc/x/deeper",
+            "a/c/x",
+            "dir/x.yml",
+            "dir/z.yml",
+            "{b,c",
+            "",
+        ];
+        let all = any_of(globs, true).expect("some compile");
+        for p in paths {
+            let want = globs
+                .iter()
+                .filter_map(|g| to_regex(g, true))
+                .any(|g| g.is_match(p));
+            assert_eq!(all.is_match(p), want, "{p:?}");
+        }
+        assert!(any_of(["{a"], true).is_none());
+        assert!(any_of([], false).is_none());
     }
 
     /// The same answers as the character regex the glob used to be.
