@@ -148,11 +148,11 @@ pub fn discover(
                 .chain(
                     children
                         .par_iter()
-                        .map(|(c, plain_file)| {
+                        .flat_map_iter(|(c, plain_file)| {
                             if *plain_file {
-                                plain(c, root, excludes)
+                                vec![plain(c, root, excludes)]
                             } else {
-                                walk(c, 2, root, &ancestors, excludes, sources)
+                                child(c, root, &ancestors, excludes, sources)
                             }
                         })
                         .collect::<Vec<_>>(),
@@ -166,6 +166,62 @@ pub fn discover(
     };
     let walks = std::iter::once(listed_root).chain(walks.into_iter().flatten());
     collect(walks.collect(), diags)
+}
+
+/// A child of a plain top-level directory that is not a regular file:
+/// walked whole, except a link to a directory of the tree, which is
+/// listed and its entries walked in parallel (kubespray's
+/// `extra_playbooks/roles -> ../roles`, a third of its tree, was one walk
+/// on one thread). What the walk would skip or report (an excluded or
+/// skipped name, a link out of the tree or to an ancestor) is left to it.
+fn child(
+    path: &Path,
+    root: &Path,
+    ancestors: &[PathBuf],
+    excludes: &Excludes,
+    sources: &SourceMap,
+) -> Vec<Walked> {
+    use rayon::prelude::*;
+    let whole = || vec![walk(path, 2, root, ancestors, excludes, sources)];
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    if !is_link
+        || name.as_deref().is_none_or(|n| SKIP_DIRS.contains(&n))
+        || excludes.matches(&display_path(root, path))
+    {
+        return whole();
+    }
+    let Ok(target) = path.canonicalize() else {
+        return whole();
+    };
+    if !target.starts_with(&ancestors[0]) || ancestors.contains(&target) || !target.is_dir() {
+        return whole();
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return whole();
+    };
+    let mut entries = listing(entries);
+    entries.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
+    let mut below = ancestors.to_vec();
+    below.push(target);
+    let listed = Walked {
+        dirs: vec![path.to_path_buf()],
+        ..Walked::default()
+    };
+    std::iter::once(listed)
+        .chain(
+            entries
+                .par_iter()
+                .map(|(c, plain_file)| {
+                    if *plain_file {
+                        plain(c, root, excludes)
+                    } else {
+                        walk(c, 3, root, &below, excludes, sources)
+                    }
+                })
+                .collect::<Vec<_>>(),
+        )
+        .collect()
 }
 
 /// What the walk found: the files, and the directories it listed (which a
@@ -466,6 +522,56 @@ mod tests {
         // excluded or skipped ones.
         assert_eq!(dirs, [".", "roles", "roles/r", "roles/r/tasks"]);
         assert!(diags.is_empty(), "{diags:?}");
+    }
+
+    /// A link to a directory of the tree, below a top-level directory, is
+    /// walked as the whole walk would walk it (its entries split in
+    /// parallel): every file under the link's path, the link listed as a
+    /// directory, a loop below it reported, and an excluded link skipped.
+    #[cfg(unix)]
+    #[test]
+    fn links_to_directories_of_the_tree_are_walked_through() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        for f in ["roles/a/tasks/main.yml", "roles/b/x.yml", "roles/top.yml"] {
+            std::fs::create_dir_all(d.join(f).parent().expect("parent")).expect("mkdir");
+            std::fs::write(d.join(f), "- x\n").expect("write");
+        }
+        std::fs::create_dir_all(d.join("extra")).expect("mkdir");
+        std::os::unix::fs::symlink("../roles", d.join("extra/roles")).expect("link");
+        std::os::unix::fs::symlink("../roles", d.join("extra/skipped")).expect("link");
+        // A loop below the link: back to the directory it points to.
+        std::os::unix::fs::symlink("..", d.join("roles/b/up")).expect("link");
+        let sources = SourceMap::new(d);
+        let mut diags = Vec::new();
+        let found = discover(
+            d,
+            &Excludes::new(&["extra/skipped".into()]),
+            &sources,
+            &mut diags,
+        );
+        let files: Vec<&str> = found.files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(
+            files,
+            [
+                "extra/roles/a/tasks/main.yml",
+                "extra/roles/b/x.yml",
+                "extra/roles/top.yml",
+                "roles/a/tasks/main.yml",
+                "roles/b/x.yml",
+                "roles/top.yml",
+            ]
+        );
+        assert_eq!(found.files[0].kind, FileKind::Tasks);
+        let dirs: Vec<String> = found.dirs.iter().map(|p| display_path(d, p)).collect();
+        assert!(dirs.iter().any(|p| p == "extra/roles"), "{dirs:?}");
+        assert!(dirs.iter().any(|p| p == "extra/roles/a/tasks"), "{dirs:?}");
+        let loops = diags
+            .iter()
+            .filter(|g| g.message.contains("symbolic link loop"))
+            .count();
+        // `roles/b/up` seen from `roles/` and from `extra/roles/`.
+        assert_eq!(loops, 2, "{diags:?}");
     }
 
     #[test]
