@@ -60,6 +60,19 @@ impl Drop for Progress {
     }
 }
 
+/// CPU time of every thread of the process so far (Linux: the first field
+/// of each thread's `schedstat`, nanoseconds on a CPU), in milliseconds: a
+/// phase whose CPU time grows slower than twice its wall time on two cores
+/// leaves a core idle.
+fn cpu_ms() -> Option<f64> {
+    let mut ns: u64 = 0;
+    for t in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let stat = std::fs::read_to_string(t.path().join("schedstat")).ok()?;
+        ns += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(ns as f64 / 1e6)
+}
+
 /// Phase timings for profiling: with `PREFLINT_TIMINGS=1` in the
 /// environment, each call prints the milliseconds since the first call and
 /// the phase that just ended to stderr. Costs one relaxed load otherwise.
@@ -81,8 +94,9 @@ pub fn phase(name: &str) {
                 format!("  {:>6.1} MiB", pages * 4096.0 / 1_048_576.0)
             });
         eprintln!(
-            "preflint: timing: {:>8.1} ms{rss_mib}  {name}",
-            t.elapsed().as_secs_f64() * 1000.0
+            "preflint: timing: {:>8.1} ms{rss_mib}{}  {name}",
+            t.elapsed().as_secs_f64() * 1000.0,
+            cpu_ms().map_or(String::new(), |ms| format!("  cpu {ms:>7.1} ms"))
         );
     }
 }
