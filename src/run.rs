@@ -325,6 +325,7 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
     let build = loaded.take_build();
     let scope = scope(&loaded, build);
     let reached = scope.reached();
+    crate::progress::phase("variables");
     let verdicts = crate::concern::analyze::analyze(
         &loaded.project,
         &loaded.sources,
@@ -332,6 +333,7 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
         &scope,
         &reached,
     );
+    crate::progress::phase("concerns");
     drop(progress);
     let text = match args.format {
         WhoFixesFormat::Table => output::who_fixes::table(&verdicts),
@@ -346,6 +348,7 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
         ),
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    crate::progress::phase("output");
     release((reached, verdicts), Frees::LeaveToExit);
     release(scope, Frees::LeaveToExit);
     release(loaded, Frees::LeaveToExit);

@@ -346,10 +346,10 @@ impl<'a> Scope<'a> {
 /// `f` of every reached task, in their order, computed in parallel once per
 /// task and its twins: a twin gets what the first of its twins got, passed
 /// through `twin`.
-pub fn per_task<'s, T: Send>(
+pub fn per_task<'s, T: Send + Sync>(
     reached: &[Facts<'s>],
     f: impl Fn(&Facts<'s>) -> Vec<T> + Sync + Send,
-    twin: impl Fn(&Facts<'s>, &T) -> T,
+    twin: impl Fn(&Facts<'s>, &T) -> T + Sync + Send,
 ) -> Vec<T> {
     per_task_in(reached, f, twin, false)
 }
@@ -361,18 +361,18 @@ pub fn per_task<'s, T: Send>(
 /// idle, for each task the slower one holds (on kubespray's whole tree
 /// `check`'s concern analysis and sysctl extraction waited 1-20 ms per run
 /// that way). In opposite orders they meet once.
-pub fn per_task_from_end<'s, T: Send>(
+pub fn per_task_from_end<'s, T: Send + Sync>(
     reached: &[Facts<'s>],
     f: impl Fn(&Facts<'s>) -> Vec<T> + Sync + Send,
-    twin: impl Fn(&Facts<'s>, &T) -> T,
+    twin: impl Fn(&Facts<'s>, &T) -> T + Sync + Send,
 ) -> Vec<T> {
     per_task_in(reached, f, twin, true)
 }
 
-fn per_task_in<'s, T: Send>(
+fn per_task_in<'s, T: Send + Sync>(
     reached: &[Facts<'s>],
     f: impl Fn(&Facts<'s>) -> Vec<T> + Sync + Send,
-    twin: impl Fn(&Facts<'s>, &T) -> T,
+    twin: impl Fn(&Facts<'s>, &T) -> T + Sync + Send,
     from_end: bool,
 ) -> Vec<T> {
     let first = |(i, facts): (usize, &Facts<'s>)| (facts.first_twin == i).then(|| f(facts));
@@ -384,7 +384,7 @@ fn per_task_in<'s, T: Send>(
         reached.par_iter().enumerate().map(first).collect()
     };
     let twins: Vec<Option<Vec<T>>> = reached
-        .iter()
+        .par_iter()
         .zip(&firsts)
         .map(|(facts, own)| {
             own.is_none().then(|| {
@@ -956,15 +956,24 @@ fn match_tasks<'s>(
     }
     // The slots a task may match, in slot order, by its module and whether
     // it has a command line: a task no slot admits is not even rendered.
+    // Computed here per module (thousands of tasks share a few hundred
+    // tasks' modules); whether a task has a command line, in the parallel
+    // pass.
+    let mut tasks: crate::HashSet<usize> = crate::HashSet::default();
     let mut admitted: crate::HashMap<(&str, bool), Vec<usize>> = crate::HashMap::default();
     for facts in reached {
         let t = &facts.reach.inst.task;
-        let key = (t.module.as_str(), has_command(t));
-        admitted.entry(key).or_insert_with(|| {
-            (0..slots.len())
-                .filter(|&si| slots[si].4.iter().any(|p| admits(p, key.0, key.1)))
-                .collect()
-        });
+        if !tasks.insert(Arc::as_ptr(t) as usize) {
+            continue;
+        }
+        for command in [false, true] {
+            let key = (t.module.as_str(), command);
+            admitted.entry(key).or_insert_with(|| {
+                (0..slots.len())
+                    .filter(|&si| slots[si].4.iter().any(|p| admits(p, key.0, key.1)))
+                    .collect()
+            });
+        }
     }
     // A twin gives what the first of its twins gives, from its own entry.
     let twin = |facts: &Facts<'_>, (si, e): &(usize, TaskEvidence)| {
