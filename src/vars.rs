@@ -14,6 +14,7 @@ use crate::source::Span;
 use crate::yaml::{Node, Tag, Value};
 use crate::{HashMap, HashSet};
 use rayon::prelude::*;
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
@@ -93,11 +94,19 @@ pub struct PlayVars {
 pub struct DefIndex {
     layers: Vec<Arc<VarLayer>>,
     extra: Vec<(String, Node)>,
-    /// Per name, its group: its run of `refs`, (start, length).
-    defs: HashMap<Box<str>, u32>,
-    groups: Vec<(u32, u32)>,
+    /// Per name's hash, its group: its run of `refs`, (start, length), and
+    /// the next group whose name has the same hash ([`NO_GROUP`]: none).
+    /// A group's name is the key of its first definition: the thousands of
+    /// names of each play (kubespray's whole tree: 32,000 in 31 indexes)
+    /// are not copied.
+    defs: HashMap<u64, u32>,
+    groups: Vec<(u32, u32, u32)>,
+    hasher: foldhash::fast::RandomState,
     refs: Vec<DefRef>,
 }
+
+/// No next group in [`DefIndex`]'s chains.
+const NO_GROUP: u32 = u32::MAX;
 
 /// What decides a play's [`DefIndex`]: the addresses of its layers and the
 /// inventory groups its `hosts` pattern names.
@@ -184,34 +193,49 @@ impl DefIndex {
         }
         // One flat list, grouped by name (each group in precedence order):
         // no list of its own per name.
-        let mut defs: HashMap<Box<str>, u32> =
+        let hasher = foldhash::fast::RandomState::default();
+        let mut defs: HashMap<u64, u32> =
             HashMap::with_capacity_and_hasher(all.len(), Default::default());
-        let mut groups: Vec<(u32, u32)> = Vec::new();
+        let mut groups: Vec<(u32, u32, u32)> = Vec::new();
+        let mut names: Vec<&str> = Vec::new();
         let group_of: Vec<u32> = all
             .iter()
             .map(|(name, _)| {
-                let g = match defs.get(*name) {
-                    Some(&g) => g,
-                    None => {
-                        let g = u32::try_from(groups.len()).unwrap_or(u32::MAX);
-                        defs.insert(Box::from(*name), g);
-                        groups.push((0, 0));
-                        g
+                let h = hasher.hash_one(*name);
+                let mut at = defs.get(&h).copied();
+                let mut last = None;
+                while let Some(g) = at {
+                    if names[g as usize] == *name {
+                        break;
                     }
-                };
+                    last = Some(g);
+                    at = Some(groups[g as usize].2).filter(|&n| n != NO_GROUP);
+                }
+                let g = at.unwrap_or_else(|| {
+                    let g = u32::try_from(groups.len()).unwrap_or(u32::MAX);
+                    match last {
+                        Some(l) => groups[l as usize].2 = g,
+                        None => {
+                            defs.insert(h, g);
+                        }
+                    }
+                    groups.push((0, 0, NO_GROUP));
+                    names.push(name);
+                    g
+                });
                 groups[g as usize].1 += 1;
                 g
             })
             .collect();
         let mut next = 0u32;
-        for (start, len) in &mut groups {
+        for (start, len, _) in &mut groups {
             *start = next;
             next += *len;
             *len = 0;
         }
         let mut refs = vec![DefRef::new(None, 0, 0); all.len()];
         for ((_, d), g) in all.iter().zip(group_of) {
-            let (start, len) = &mut groups[g as usize];
+            let (start, len, _) = &mut groups[g as usize];
             refs[(*start + *len) as usize] = *d;
             *len += 1;
         }
@@ -220,16 +244,31 @@ impl DefIndex {
             extra: extra.vars.clone(),
             defs,
             groups,
+            hasher,
             refs,
+        }
+    }
+
+    /// The name a definition defines.
+    fn name_of(&self, d: DefRef) -> Option<&str> {
+        match d.layer() {
+            Some(l) => self.layers[l].node.as_map()?.get(d.pair())?.0.as_str(),
+            None => self.extra.get(d.pair()).map(|(k, _)| k.as_str()),
         }
     }
 
     /// The definitions of `name`, lowest precedence first.
     fn refs(&self, name: &str) -> &[DefRef] {
-        self.defs.get(name).map_or(&[], |&g| {
-            let (start, len) = self.groups[g as usize];
-            &self.refs[start as usize..(start + len) as usize]
-        })
+        let mut at = self.defs.get(&self.hasher.hash_one(name)).copied();
+        while let Some(g) = at {
+            let (start, len, next) = self.groups[g as usize];
+            let run = &self.refs[start as usize..(start + len) as usize];
+            if run.first().and_then(|d| self.name_of(*d)) == Some(name) {
+                return run;
+            }
+            at = (next != NO_GROUP).then_some(next);
+        }
+        &[]
     }
 }
 
@@ -1145,6 +1184,32 @@ mod tests {
             "a: \"{{ b }}-x\"\nb: one\nc: \"{{ item }}\"\nd: \"{{ a }}\"\n",
         );
         PlayVars::from_parts(&[defaults], std::iter::empty(), &ExtraVars::default())
+    }
+
+    /// Names are found by their hash and checked against the key of their
+    /// first definition: every one of many names, and only those, is found.
+    #[test]
+    fn the_index_finds_every_name_by_its_key() {
+        let text: String = (0..3000).map(|i| format!("n{i}: {i}\n")).collect();
+        let more: String = (0..3000)
+            .step_by(7)
+            .map(|i| format!("n{i}: again\n"))
+            .collect();
+        let index = DefIndex::new(
+            &[
+                layer(LayerKind::RoleDefaults { role: "r".into() }, &text),
+                layer(LayerKind::PlayVars, &more),
+            ],
+            &ExtraVars::default(),
+        );
+        for i in 0..3000 {
+            let refs = index.refs(&format!("n{i}"));
+            assert_eq!(refs.len(), if i % 7 == 0 { 2 } else { 1 }, "n{i}");
+            assert_eq!(index.name_of(refs[0]), Some(format!("n{i}").as_str()));
+        }
+        for absent in ["n3000", "n", "", "n01"] {
+            assert!(index.refs(absent).is_empty(), "{absent}");
+        }
     }
 
     #[test]
