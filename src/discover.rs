@@ -134,30 +134,13 @@ pub fn discover(
             let Some(children) = children else {
                 return vec![walk(entry, 1, root, &root_only, excludes, sources)];
             };
-            let mut children = listing(children);
-            children.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
             let ancestors = [
                 canonical_root.clone(),
                 canonical_root.join(entry.file_name().unwrap_or_default()),
             ];
-            let listed = Walked {
-                dirs: vec![entry.clone()],
-                ..Walked::default()
-            };
-            std::iter::once(listed)
-                .chain(
-                    children
-                        .par_iter()
-                        .flat_map_iter(|(c, plain_file)| {
-                            if *plain_file {
-                                vec![plain(c, root, excludes)]
-                            } else {
-                                child(c, root, &ancestors, excludes, sources)
-                            }
-                        })
-                        .collect::<Vec<_>>(),
-                )
-                .collect()
+            split(entry, children, root, excludes, |c| {
+                child(c, root, &ancestors, excludes, sources)
+            })
         })
         .collect();
     let listed_root = Walked {
@@ -181,7 +164,6 @@ fn child(
     excludes: &Excludes,
     sources: &SourceMap,
 ) -> Vec<Walked> {
-    use rayon::prelude::*;
     let whole = || vec![walk(path, 2, root, ancestors, excludes, sources)];
     let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -200,23 +182,38 @@ fn child(
     let Ok(entries) = std::fs::read_dir(path) else {
         return whole();
     };
-    let mut entries = listing(entries);
-    entries.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
     let mut below = ancestors.to_vec();
     below.push(target);
+    split(path, entries, root, excludes, |c| {
+        vec![walk(c, 3, root, &below, excludes, sources)]
+    })
+}
+
+/// A directory listed here, and its entries in parallel, in name order:
+/// each regular file taken as it is, anything else given to `each`.
+fn split(
+    dir: &Path,
+    entries: std::fs::ReadDir,
+    root: &Path,
+    excludes: &Excludes,
+    each: impl Fn(&Path) -> Vec<Walked> + Sync,
+) -> Vec<Walked> {
+    use rayon::prelude::*;
+    let mut entries = listing(entries);
+    entries.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
     let listed = Walked {
-        dirs: vec![path.to_path_buf()],
+        dirs: vec![dir.to_path_buf()],
         ..Walked::default()
     };
     std::iter::once(listed)
         .chain(
             entries
                 .par_iter()
-                .map(|(c, plain_file)| {
+                .flat_map_iter(|(c, plain_file)| {
                     if *plain_file {
-                        plain(c, root, excludes)
+                        vec![plain(c, root, excludes)]
                     } else {
-                        walk(c, 3, root, &below, excludes, sources)
+                        each(c)
                     }
                 })
                 .collect::<Vec<_>>(),
