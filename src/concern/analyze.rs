@@ -1333,6 +1333,56 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    /// What the built-in catalog's patterns admit: a pattern for writes
+    /// admits only modules `writes` knows, one for a command only tasks
+    /// with a command line, one with modules only those modules.
+    #[test]
+    fn patterns_admit_only_tasks_they_can_match() {
+        let catalog = super::super::catalog::load(None).expect("built-in catalog");
+        let patterns: Vec<&Pattern> = catalog
+            .iter()
+            .flat_map(|c| &c.parts)
+            .flat_map(|p| p.fix.iter().chain(&p.check))
+            .collect();
+        let writes_only = patterns
+            .iter()
+            .filter(|p| p.modules.is_empty() && p.writes.is_some())
+            .collect::<Vec<_>>();
+        assert!(!writes_only.is_empty());
+        for p in writes_only {
+            for m in [
+                "ansible.builtin.debug",
+                "ansible.builtin.set_fact",
+                "ansible.builtin.command",
+            ] {
+                assert!(!admits(p, m, true), "{m}");
+            }
+            for m in [
+                "ansible.builtin.template",
+                "ansible.builtin.copy",
+                "ansible.posix.sysctl",
+            ] {
+                assert!(admits(p, m, false), "{m}");
+            }
+        }
+        let commands = patterns
+            .iter()
+            .filter(|p| p.command.is_some() && p.writes.is_none())
+            .collect::<Vec<_>>();
+        assert!(!commands.is_empty());
+        for p in commands {
+            let m = p
+                .modules
+                .first()
+                .map_or("ansible.builtin.shell", String::as_str);
+            assert!(admits(p, m, true), "{m}");
+            assert!(!admits(p, m, false), "{m} without a command line");
+        }
+        for p in patterns.iter().filter(|p| !p.modules.is_empty()) {
+            assert!(!admits(p, "ansible.builtin.debug", true));
+        }
+    }
+
     /// A tree where `a.yml` and `b.yml` import one playbook the same way,
     /// plus `c.yml` running the role in a play of its own.
     const TREE: &[(&str, &str)] = &[
