@@ -673,7 +673,7 @@ pub enum LookupOwned {
 impl<'a> TaskVars<'a> {
     #[must_use]
     pub fn new(play: &'a PlayVars, instance: Option<&'a TaskInstance>) -> Self {
-        Self::in_scopes(play, instance.map_or(&[], |i| i.scopes.as_slice()))
+        Self::in_scopes(play, instance.map_or(&[], |i| &i.scopes[..]))
     }
 
     /// The variables seen under `scopes` (task, block, include, role

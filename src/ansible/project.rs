@@ -127,9 +127,12 @@ pub struct TaskInstance {
     pub roles: Arc<[String]>,
     pub section: Section,
     /// Inherited conditions (role entries, imports, blocks) then the task's own.
-    pub conditions: Vec<Condition>,
+    /// Shared with the context's list when the task adds none (as `scopes`
+    /// when it has no `vars`): copied per instance, these lists were a
+    /// quarter of the memory the whole-tree expansion wrote.
+    pub conditions: Arc<[Condition]>,
     /// Variable layers from role params, blocks, includes and the task, outermost first.
-    pub scopes: Vec<Arc<VarLayer>>,
+    pub scopes: Arc<[Arc<VarLayer>]>,
     /// Reached only through a dynamic include (`include_tasks`/`include_role`).
     pub dynamic: bool,
     /// Directory of the role that owns the task (for `templates/` and `files/`).
@@ -450,8 +453,8 @@ impl RunSpent {
 
 #[derive(Clone)]
 struct Ctx {
-    conditions: Vec<Condition>,
-    scopes: Vec<Arc<VarLayer>>,
+    conditions: Arc<[Condition]>,
+    scopes: Arc<[Arc<VarLayer>]>,
     roles: Arc<[String]>,
     role_path: Option<Arc<Path>>,
     dynamic: bool,
@@ -586,8 +589,8 @@ pub fn build(
             }
             let mut state = PlayState::new(Vec::new(), budget);
             let ctx = Ctx {
-                conditions: Vec::new(),
-                scopes: Vec::new(),
+                conditions: Arc::new([]),
+                scopes: Arc::new([]),
                 roles: Arc::new([]),
                 role_path: None,
                 dynamic: false,
@@ -1342,8 +1345,8 @@ impl<'a> Builder<'a> {
             }
         }
         let base = Ctx {
-            conditions: inherited_when.to_vec(),
-            scopes: Vec::new(),
+            conditions: inherited_when[..].into(),
+            scopes: Arc::new([]),
             roles: Arc::new([]),
             role_path: None,
             dynamic: false,
@@ -1459,12 +1462,15 @@ impl<'a> Builder<'a> {
                 Err(d) => self.push_diag(*d),
                 Ok(Item::Block(block)) => {
                     let mut inner = ctx.clone();
-                    inner.conditions.extend(block.when.iter().cloned());
+                    inner.conditions = extended(&inner.conditions, &block.when);
                     if let Some(v) = block.vars.filter(|v| v.as_map().is_some()) {
-                        inner.scopes.push(Arc::new(VarLayer {
-                            kind: LayerKind::BlockVars,
-                            node: v.clone(),
-                        }));
+                        inner.scopes = extended(
+                            &inner.scopes,
+                            &[Arc::new(VarLayer {
+                                kind: LayerKind::BlockVars,
+                                node: v.clone(),
+                            })],
+                        );
                     }
                     inner.tags = extended(&inner.tags, &block.tags);
                     for (part, list) in [
@@ -1491,17 +1497,20 @@ impl<'a> Builder<'a> {
     }
 
     fn task(&mut self, t: Arc<Task>, ctx: &Ctx, state: &mut PlayState) {
-        let mut scopes = ctx.scopes.clone();
+        let mut scopes = Arc::clone(&ctx.scopes);
         if let Some(v) = t.vars.as_ref().filter(|v| v.as_map().is_some()) {
             let kind = if t.include.is_some() {
                 LayerKind::IncludeVars
             } else {
                 LayerKind::TaskVars
             };
-            scopes.push(Arc::new(VarLayer {
-                kind,
-                node: v.clone(),
-            }));
+            scopes = extended(
+                &scopes,
+                &[Arc::new(VarLayer {
+                    kind,
+                    node: v.clone(),
+                })],
+            );
         }
         let Some(inc) = t.include.clone() else {
             self.emit(t, ctx, scopes, state, None);
@@ -1520,15 +1529,22 @@ impl<'a> Builder<'a> {
         if inc.kind.is_static() {
             inner.tags = extended(&inner.tags, &t.tags);
         }
-        inner.conditions.extend(t.when.iter().cloned().map(|mut c| {
-            c.origin = if inc.kind.is_static() {
-                Origin::Import
-            } else {
-                Origin::Include
-            };
-            c
-        }));
-        inner.scopes = scopes.clone();
+        let origin = if inc.kind.is_static() {
+            Origin::Import
+        } else {
+            Origin::Include
+        };
+        let own: Vec<Condition> = t
+            .when
+            .iter()
+            .cloned()
+            .map(|mut c| {
+                c.origin = origin;
+                c
+            })
+            .collect();
+        inner.conditions = extended(&inner.conditions, &own);
+        inner.scopes = Arc::clone(&scopes);
         let task_ref = Arc::new(t);
         // Ansible lists a dynamic include itself, before what it pulls in.
         let slot = if inc.kind.is_static() {
@@ -1575,12 +1591,11 @@ impl<'a> Builder<'a> {
         &self,
         task: Arc<Task>,
         ctx: &Ctx,
-        scopes: Vec<Arc<VarLayer>>,
+        scopes: Arc<[Arc<VarLayer>]>,
         include: Option<bool>,
         layers: &[Arc<VarLayer>],
     ) -> TaskInstance {
-        let mut conditions = ctx.conditions.clone();
-        conditions.extend(task.when.iter().cloned());
+        let conditions = extended(&ctx.conditions, &task.when);
         let mut tags = extended(&ctx.tags, &task.tags);
         // Ansible templates tags; keep the template when it cannot be rendered.
         if tags.iter().any(|t| is_templated(t)) {
@@ -1613,7 +1628,7 @@ impl<'a> Builder<'a> {
         &mut self,
         t: Arc<Task>,
         ctx: &Ctx,
-        scopes: Vec<Arc<VarLayer>>,
+        scopes: Arc<[Arc<VarLayer>]>,
         state: &mut PlayState,
         include: Option<bool>,
     ) {
@@ -2123,25 +2138,25 @@ impl<'a> Builder<'a> {
         let mut inner = ctx.clone();
         inner.duplicate |= duplicate;
         inner.stack.push(key);
-        inner.conditions.extend(entry.when.iter().cloned());
+        inner.conditions = extended(&inner.conditions, &entry.when);
         inner.tags = extended(&inner.tags, &entry.tags);
         inner.role_path = Some(Arc::from(path));
-        if let Some(p) = &entry.params {
-            inner.scopes.push(Arc::new(VarLayer {
+        let layers: Vec<Arc<VarLayer>> = [
+            entry.params.as_ref(),
+            entry.vars.as_ref().filter(|v| v.as_map().is_some()),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|node| {
+            Arc::new(VarLayer {
                 kind: LayerKind::RoleParams {
                     role: entry.name.clone(),
                 },
-                node: p.clone(),
-            }));
-        }
-        if let Some(v) = entry.vars.as_ref().filter(|v| v.as_map().is_some()) {
-            inner.scopes.push(Arc::new(VarLayer {
-                kind: LayerKind::RoleParams {
-                    role: entry.name.clone(),
-                },
-                node: v.clone(),
-            }));
-        }
+                node: node.clone(),
+            })
+        })
+        .collect();
+        inner.scopes = extended(&inner.scopes, &layers);
         // Dependencies run first, inside the role's conditions.
         let deps = role.dependencies.clone();
         for dep in &deps {
@@ -2151,7 +2166,7 @@ impl<'a> Builder<'a> {
         let tasks_dir = path.join("tasks");
         let stem = entry.tasks_from.as_deref().unwrap_or("main");
         if let Some(t) = self.argument_spec_task(path, stem) {
-            self.emit(Arc::new(t), &inner, inner.scopes.clone(), state, None);
+            self.emit(Arc::new(t), &inner, Arc::clone(&inner.scopes), state, None);
         }
         let tasks_file = yaml_candidates(&tasks_dir, stem)
             .into_iter()

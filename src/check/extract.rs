@@ -46,7 +46,7 @@ fn cmd_regexes() -> &'static (Regex, Regex, Regex, Regex) {
 #[must_use]
 pub fn conditions_hold(r: &Reach<'_>, tv: &TaskVars<'_>) -> Option<bool> {
     let mut unknown = false;
-    for c in &r.inst.conditions {
+    for c in r.inst.conditions.iter() {
         match jinja::eval_condition(&c.expr, tv) {
             Tri::False => return Some(false),
             Tri::Unknown(_) => unknown = true,

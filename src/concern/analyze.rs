@@ -821,7 +821,7 @@ fn eval_conditions(
     let mut turn_on = BTreeSet::new();
     let mut runtime = BTreeSet::new();
     let mut needs_operator = false;
-    for c in &inst.conditions {
+    for c in inst.conditions.iter() {
         let result = jinja::eval_condition(&c.expr, tv);
         let names = jinja::referenced_variables(&c.expr);
         let (label, depends) = match &result {

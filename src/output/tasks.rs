@@ -245,7 +245,7 @@ fn task_lines(s: &SourceMap, tasks: &[TaskInstance]) -> String {
             t.task.display_name(),
             t.task.module,
         );
-        for c in &t.conditions {
+        for c in t.conditions.iter() {
             let _ = writeln!(
                 out,
                 "        when {}  ({:?} at {}:{})",
