@@ -128,8 +128,8 @@ pub struct TaskInstance {
     pub section: Section,
     /// Inherited conditions (role entries, imports, blocks) then the task's own.
     /// Shared with the context's list when the task adds none (as `scopes`
-    /// when it has no `vars`): copied per instance, these lists were a
-    /// quarter of the memory the whole-tree expansion wrote.
+    /// when it has no `vars`): copied per instance, they cost kubespray's
+    /// whole-tree `check` ~2.5 MB of resident memory.
     pub conditions: Arc<[Condition]>,
     /// Variable layers from role params, blocks, includes and the task, outermost first.
     pub scopes: Arc<[Arc<VarLayer>]>,
