@@ -296,14 +296,14 @@ impl Loader {
                 self.yaml(twin);
             }
         }
-        let planned: crate::HashSet<OsString> = locked(&self.planned)
-            .keys()
-            .cloned()
-            .chain(twins.into_iter().map(|(t, _)| t.into_os_string()))
-            .collect();
-        self.all()
+        // In no particular order: the caller sorts them (most files have
+        // none, so only those with problems are looked up).
+        let planned = locked(&self.planned);
+        let twins = locked(&self.twins);
+        locked(&self.cache)
             .iter()
-            .filter(|(p, _)| planned.contains(p.as_os_str()))
+            .filter(|(_, l)| !l.diagnostics.is_empty() || !l.yaml.diagnostics.is_empty())
+            .filter(|(p, _)| planned.contains_key(*p) || twins.contains_key(*p))
             .flat_map(|(_, l)| l.diagnostics.iter().chain(&l.yaml.diagnostics).cloned())
             .collect()
     }
