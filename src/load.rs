@@ -297,13 +297,15 @@ impl Loader {
             }
         }
         // In no particular order: the caller sorts them (most files have
-        // none, so only those with problems are looked up).
+        // none, so only those with problems are looked up). The three maps
+        // are held together here only: no other code holds one while
+        // taking another.
         let planned = locked(&self.planned);
-        let twins = locked(&self.twins);
+        let twin_paths = locked(&self.twins);
         locked(&self.cache)
             .iter()
             .filter(|(_, l)| !l.diagnostics.is_empty() || !l.yaml.diagnostics.is_empty())
-            .filter(|(p, _)| planned.contains_key(*p) || twins.contains_key(*p))
+            .filter(|(p, _)| planned.contains_key(*p) || twin_paths.contains_key(*p))
             .flat_map(|(_, l)| l.diagnostics.iter().chain(&l.yaml.diagnostics).cloned())
             .collect()
     }
