@@ -8,15 +8,15 @@ mod mi;
 static GLOBAL: mi::Mi = mi::Mi;
 
 fn main() -> ExitCode {
-    let cli = preflint::cli::Cli::parse();
-    // The whole run on the pool's workers: the main thread only waits, so
+    // The whole run on the pool's workers, the parse of the arguments
+    // included: the main thread only builds the pool and waits, so nearly
     // every allocation comes from the workers' heaps, not from a third heap
     // with pages of its own (kubespray's whole tree: ~1 fewer 2 MiB page
-    // faulted in per `check`). The stacks are the main thread's size, as
-    // the serial steps ran there.
+    // faulted in per `check` for the run, one more for the arguments). The
+    // stacks are the main thread's size, as the serial steps ran there.
     let result = match rayon::ThreadPoolBuilder::new().stack_size(8 << 20).build() {
-        Ok(pool) => pool.install(move || preflint::run::run(cli)),
-        Err(_) => preflint::run::run(cli),
+        Ok(pool) => pool.install(|| preflint::run::run(preflint::cli::Cli::parse())),
+        Err(_) => preflint::run::run(preflint::cli::Cli::parse()),
     };
     match result {
         Ok(code) => ExitCode::from(code),
