@@ -71,6 +71,19 @@ with open(out, "w") as f:
 """
 
 
+def thp_faults():
+    """Transparent huge pages faulted in so far, machine-wide (Linux
+    /proc/vmstat), or None where the kernel does not say."""
+    try:
+        with open("/proc/vmstat") as f:
+            for line in f:
+                if line.startswith("thp_fault_alloc "):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def run_once(cmd, cwd=None, env=None, stdout_path=None, stderr_path=None):
     """One run. Returns (wall seconds, peak RSS KiB or None, exit code)."""
     fd, meas = tempfile.mkstemp(prefix="preflint-bench-m-")
@@ -106,6 +119,7 @@ class Row:
         self.times: list[float] = []
         self.rss: list[int] = []
         self.rcs: list[int] = []
+        self.thp: list[int] = []
         self.note = note
         self.first_stdout = b""
         self.first_stderr = b""
@@ -142,9 +156,11 @@ def measure_interleaved(specs, runs, tmp, cwd=None, warmup=True):
     for i in range(total):
         for row, (_name, cmd, env, _kind, _note) in zip(rows, specs):
             keep = i == 0
+            thp_before = thp_faults()
             wall, rss, rc = run_once(cmd, cwd=cwd, env=env,
                                      stdout_path=so if keep else None,
                                      stderr_path=se if keep else None)
+            thp_after = thp_faults()
             if keep:
                 row.first_stdout = so.read_bytes()
                 row.first_stderr = se.read_bytes()
@@ -153,10 +169,17 @@ def measure_interleaved(specs, runs, tmp, cwd=None, warmup=True):
             row.times.append(wall)
             if rss is not None:
                 row.rss.append(rss)
+            if thp_before is not None and thp_after is not None:
+                row.thp.append(thp_after - thp_before)
             row.rcs.append(rc)
             if total > 2 and wall > 20:
                 say(f"    {row.name} run {len(row.times)}/{runs}: {wall:.1f} s")
     for row in rows:
+        if row.kind in ("preflint", "floor", "scale") and row.thp:
+            # Fresh memory is much of what separates preflint from the
+            # floor (bench/README.md, December 4); machine-wide, so other
+            # processes can add to it.
+            row.note = join_notes(row.note, f"{statistics.median(row.thp):g} huge pages/run")
         codes = sorted(set(row.rcs))
         if codes != [0]:
             row.note = join_notes(row.note, "exit " + "/".join(map(str, codes)))
