@@ -411,16 +411,30 @@ pub struct Iteration<'s> {
     pub item: Option<serde_json::Value>,
     pub tv: TaskVars<'s>,
     pub(crate) fs: &'s crate::load::FsMemo,
-    writes: OnceLock<Vec<(String, Arc<str>)>>,
+    writes: OnceLock<Vec<Written>>,
     rendered: OnceLock<Vec<Option<String>>>,
     command: OnceLock<Option<String>>,
     conds: OnceLock<CondResult>,
 }
 
 impl Iteration<'_> {
-    /// Files written, with content (templates rendered when possible).
-    pub fn writes(&self, inst: &TaskInstance) -> &[(String, Arc<str>)] {
-        self.writes.get_or_init(|| writes(inst, &self.tv, self.fs))
+    /// Files written (their contents are read on request: see
+    /// [`Iteration::content`]).
+    pub fn writes(&self, inst: &TaskInstance) -> &[Written] {
+        self.writes.get_or_init(|| writes(inst, &self.tv))
+    }
+
+    /// What write `i` puts in its file as far as known: the text of a
+    /// template as written (see [`Iteration::rendered`] for its rendering).
+    /// Computed on first request: a pattern asks for it only when the path
+    /// matches (on kubespray's whole tree most writes go to files no
+    /// pattern looks into, and rendering or reading what they write was
+    /// ~14% of a run's instructions).
+    pub fn content(&self, inst: &TaskInstance, i: usize) -> &str {
+        self.writes(inst).get(i).map_or("", |w| {
+            w.content
+                .get_or_init(|| content(inst, &self.tv, self.fs, &w.from))
+        })
     }
 
     /// The content of write `i` as rendered by Jinja, for templates whose
@@ -428,9 +442,9 @@ impl Iteration<'_> {
     pub fn rendered(&self, inst: &TaskInstance, i: usize) -> Option<&str> {
         let all = self.rendered.get_or_init(|| {
             let is_template = inst.task.module.rsplit('.').next() == Some("template");
-            self.writes(inst)
-                .iter()
-                .map(|(_, raw)| {
+            (0..self.writes(inst).len())
+                .map(|w| {
+                    let raw = self.content(inst, w);
                     if !is_template || !crate::ansible::project::is_templated(raw) {
                         return None;
                     }
@@ -596,16 +610,40 @@ pub(crate) fn read_role_file(
         .and_then(|p| fs.text_bounded(&p))
 }
 
-/// Files a task writes, with the content it puts there (as far as known;
-/// a file's text is shared with the file system memo, not copied).
-pub(crate) fn writes(
-    inst: &TaskInstance,
-    tv: &TaskVars<'_>,
-    fs: &crate::load::FsMemo,
-) -> Vec<(String, Arc<str>)> {
+/// A file a task writes.
+pub struct Written {
+    pub path: String,
+    from: ContentFrom,
+    content: OnceLock<Arc<str>>,
+}
+
+impl Written {
+    fn new(path: String, from: ContentFrom) -> Self {
+        Written {
+            path,
+            from,
+            content: OnceLock::new(),
+        }
+    }
+}
+
+/// Where the content of a write comes from.
+enum ContentFrom {
+    /// An argument's text (`content`, `line`, `block`, `replace`).
+    Arg(&'static str),
+    /// `content`, else the role file `src` (copy).
+    CopyContentOrSrc,
+    /// The role template `src`, as written.
+    TemplateSrc,
+    /// Known when the write was found.
+    Text(Arc<str>),
+}
+
+/// The files a task writes. What it puts there is asked for separately
+/// ([`content`]), as only writes whose path a pattern matches need it.
+pub(crate) fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<Written> {
     let t = &inst.task;
     let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
-    let shared = |k: &str| text(k).map(Arc::<str>::from);
     let path = || {
         text("path")
             .or_else(|| text("dest"))
@@ -614,38 +652,15 @@ pub(crate) fn writes(
     let Some(kind) = write_kind(&t.module) else {
         return Vec::new();
     };
+    let at = |p: Option<String>, from: ContentFrom| {
+        p.map(|p| Written::new(p, from)).into_iter().collect()
+    };
     match kind {
-        WriteKind::Copy => {
-            let Some(dest) = text("dest") else {
-                return Vec::new();
-            };
-            let content = shared("content")
-                .or_else(|| text("src").and_then(|s| read_role_file(inst, "files", &s, fs)))
-                .unwrap_or_default();
-            vec![(dest, content)]
-        }
-        WriteKind::Template => {
-            let Some(dest) = text("dest") else {
-                return Vec::new();
-            };
-            // The template source; see `Iteration::rendered` for its rendering.
-            let raw = text("src")
-                .and_then(|s| read_role_file(inst, "templates", &s, fs))
-                .unwrap_or_default();
-            vec![(dest, raw)]
-        }
-        WriteKind::LineInFile => path()
-            .map(|p| (p, shared("line").unwrap_or_default()))
-            .into_iter()
-            .collect(),
-        WriteKind::BlockInFile => path()
-            .map(|p| (p, shared("block").unwrap_or_default()))
-            .into_iter()
-            .collect(),
-        WriteKind::Replace => path()
-            .map(|p| (p, shared("replace").unwrap_or_default()))
-            .into_iter()
-            .collect(),
+        WriteKind::Copy => at(text("dest"), ContentFrom::CopyContentOrSrc),
+        WriteKind::Template => at(text("dest"), ContentFrom::TemplateSrc),
+        WriteKind::LineInFile => at(path(), ContentFrom::Arg("line")),
+        WriteKind::BlockInFile => at(path(), ContentFrom::Arg("block")),
+        WriteKind::Replace => at(path(), ContentFrom::Arg("replace")),
         WriteKind::IniFile => path()
             .map(|p| {
                 let line = format!(
@@ -653,14 +668,17 @@ pub(crate) fn writes(
                     text("option").unwrap_or_default(),
                     text("value").unwrap_or_default()
                 );
-                (p, line.into())
+                Written::new(p, ContentFrom::Text(line.into()))
             })
             .into_iter()
             .collect(),
         WriteKind::Modprobe => {
             if text("persistent").as_deref() == Some("present") {
                 let name = text("name").unwrap_or_default();
-                vec![(format!("/etc/modules-load.d/{name}.conf"), name.into())]
+                vec![Written::new(
+                    format!("/etc/modules-load.d/{name}.conf"),
+                    ContentFrom::Text(name.into()),
+                )]
             } else {
                 Vec::new()
             }
@@ -670,16 +688,41 @@ pub(crate) fn writes(
                 return Vec::new();
             }
             let file = text("sysctl_file").unwrap_or_else(|| "/etc/sysctl.conf".into());
-            vec![(
+            vec![Written::new(
                 file,
-                format!(
-                    "{} = {}",
-                    text("name").unwrap_or_default(),
-                    text("value").unwrap_or_default()
-                )
-                .into(),
+                ContentFrom::Text(
+                    format!(
+                        "{} = {}",
+                        text("name").unwrap_or_default(),
+                        text("value").unwrap_or_default()
+                    )
+                    .into(),
+                ),
             )]
         }
+    }
+}
+
+/// What a write puts in its file (a file's text is shared with the file
+/// system memo, not copied).
+fn content(
+    inst: &TaskInstance,
+    tv: &TaskVars<'_>,
+    fs: &crate::load::FsMemo,
+    from: &ContentFrom,
+) -> Arc<str> {
+    let t = &inst.task;
+    let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
+    let shared = |k: &str| text(k).map(Arc::<str>::from);
+    match from {
+        ContentFrom::Arg(k) => shared(k).unwrap_or_default(),
+        ContentFrom::CopyContentOrSrc => shared("content")
+            .or_else(|| text("src").and_then(|s| read_role_file(inst, "files", &s, fs)))
+            .unwrap_or_default(),
+        ContentFrom::TemplateSrc => text("src")
+            .and_then(|s| read_role_file(inst, "templates", &s, fs))
+            .unwrap_or_default(),
+        ContentFrom::Text(t) => Arc::clone(t),
     }
 }
 
@@ -759,10 +802,11 @@ fn pattern_matches(p: &Pattern, inst: &TaskInstance, it: &Iteration<'_>) -> bool
     }
     if let Some((path_re, content_re)) = &p.writes {
         // The source's literal lines first; the rendered template only when needed.
-        let ok = it.writes(inst).iter().enumerate().any(|(i, (path, raw))| {
-            path_re.is_match(path)
+        let ok = it.writes(inst).iter().enumerate().any(|(i, w)| {
+            path_re.is_match(&w.path)
                 && content_re.as_ref().is_none_or(|c| {
-                    c.is_match(raw) || it.rendered(inst, i).is_some_and(|r| c.is_match(r))
+                    c.is_match(it.content(inst, i))
+                        || it.rendered(inst, i).is_some_and(|r| c.is_match(r))
                 })
         });
         if !ok {
@@ -1046,7 +1090,7 @@ fn task_evidence(
             turn_on: on,
             runtime: rt,
             requires: pat.requires.clone(),
-            writes: it.writes(r.inst).iter().map(|(p, _)| p.clone()).collect(),
+            writes: it.writes(r.inst).iter().map(|w| w.path.clone()).collect(),
             conditions: conds,
         });
     }
