@@ -325,21 +325,39 @@ impl<'a> Scope<'a> {
     /// tasks of a play shared by several entries share one cache.
     #[must_use]
     pub fn reached(&self) -> Vec<Facts<'_>> {
-        let mut caches: crate::HashMap<(usize, usize), (usize, Arc<FactsCache<'_>>)> =
-            crate::HashMap::default();
-        self.reach()
-            .into_iter()
-            .enumerate()
-            .map(|(i, reach)| {
-                let key = (reach.play_vars, std::ptr::from_ref(reach.inst) as usize);
-                let (first_twin, cache) = caches.entry(key).or_insert_with(|| (i, Arc::default()));
-                Facts {
-                    reach,
-                    cache: Arc::clone(cache),
-                    first_twin: *first_twin,
-                }
-            })
-            .collect()
+        // A play's tasks are reached in the same order from every entry
+        // that shares it: the twins of its `k`th task are the `k`th of
+        // each of its reaches, the first twin that of its first reach.
+        let mut firsts: Vec<Option<(usize, Arc<[FactsCache<'_>]>)>> =
+            (0..self.play_vars.len()).map(|_| None).collect();
+        let total = self
+            .plays
+            .iter()
+            .map(|(_, p)| p.tasks.len() + p.handlers.len())
+            .sum();
+        let mut out = Vec::with_capacity(total);
+        for (i, (entry, play)) in self.plays.iter().enumerate() {
+            let play_vars = self.vars_of[i];
+            let tasks = play.tasks.iter().chain(&play.handlers);
+            let at = out.len();
+            let (first, caches) = firsts[play_vars].get_or_insert_with(|| {
+                (at, tasks.clone().map(|_| FactsCache::default()).collect())
+            });
+            for (k, inst) in tasks.enumerate() {
+                out.push(Facts {
+                    reach: Reach {
+                        entry,
+                        play,
+                        play_vars,
+                        inst,
+                    },
+                    caches: Arc::clone(caches),
+                    slot: k,
+                    first_twin: *first + k,
+                });
+            }
+        }
+        out
     }
 }
 
@@ -475,7 +493,10 @@ impl Iteration<'_> {
 /// A reachable task and its iterations, computed on first use.
 pub struct Facts<'s> {
     pub reach: Reach<'s>,
-    cache: Arc<FactsCache<'s>>,
+    /// The caches of the tasks of its play (one allocation per distinct
+    /// play), this task's at `slot`.
+    caches: Arc<[FactsCache<'s>]>,
+    slot: usize,
     /// The index (in [`Scope::reached`]) of the first of this task's twins:
     /// the same task instance of one play, reached from several entries.
     /// Twins differ only in their entry.
@@ -507,6 +528,10 @@ impl<'s> std::ops::Deref for Iterations<'_, 's> {
 }
 
 impl<'s> Facts<'s> {
+    fn cache(&self) -> &FactsCache<'s> {
+        &self.caches[self.slot]
+    }
+
     /// The task's loop iterations (one, without `item`, when it has no loop
     /// or its items are not known statically), for this thread until the
     /// result is dropped: call it once per task and keep the result, never
@@ -514,11 +539,11 @@ impl<'s> Facts<'s> {
     /// the first).
     pub fn iterations(&self, scope: &'s Scope<'_>) -> Iterations<'_, 's> {
         let busy = self
-            .cache
+            .cache()
             .busy
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let iters = self.cache.iters.get_or_init(|| {
+        let iters = self.cache().iters.get_or_init(|| {
             let pv = &scope.play_vars[self.reach.play_vars];
             let base = TaskVars::new(pv, Some(self.reach.inst));
             let iteration = |item: Option<serde_json::Value>, tv: TaskVars<'s>| Iteration {
