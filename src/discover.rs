@@ -147,13 +147,166 @@ pub fn discover(
         dirs: vec![root.to_path_buf()],
         ..Walked::default()
     };
-    let walks = std::iter::once(listed_root).chain(walks.into_iter().flatten());
-    collect(walks.collect(), diags)
+    let mut walks: Vec<Walked> = std::iter::once(listed_root)
+        .chain(walks.into_iter().flatten())
+        .collect();
+    let deferred: Vec<Deferred> = walks
+        .iter_mut()
+        .flat_map(|w| std::mem::take(&mut w.deferred))
+        .collect();
+    if !deferred.is_empty() {
+        let found = Found::of(&walks);
+        let more: Vec<Walked> = deferred
+            .par_iter()
+            .flat_map_iter(|d| through_link(d, &found, root, excludes, sources))
+            .collect();
+        walks.extend(more);
+    }
+    collect(walks, diags)
+}
+
+/// A link to a directory of the tree, met below a plain top-level
+/// directory: what is below it is what the tree's own walk found below
+/// its target (see [`through_link`]).
+struct Deferred {
+    link: PathBuf,
+    /// The target as the tree's walk reaches it (the root joined with the
+    /// target's place in the tree).
+    walked_as: PathBuf,
+    /// The canonical directories above the link's entries.
+    ancestors: Vec<PathBuf>,
+}
+
+/// What the walks found, looked up by [`through_link`].
+struct Found<'w> {
+    dirs: crate::HashSet<&'w Path>,
+    files: Vec<&'w DiscoveredFile>,
+    marks: Vec<&'w Path>,
+}
+
+impl<'w> Found<'w> {
+    fn of(walks: &'w [Walked]) -> Self {
+        Found {
+            dirs: walks
+                .iter()
+                .flat_map(|w| &w.dirs)
+                .map(PathBuf::as_path)
+                .collect(),
+            files: walks.iter().flat_map(|w| &w.files).collect(),
+            marks: walks
+                .iter()
+                .flat_map(|w| &w.marks)
+                .map(PathBuf::as_path)
+                .collect(),
+        }
+    }
+}
+
+/// The files and directories below a link to a directory of the tree.
+///
+/// The link is listed and each of its entries taken as the walk through
+/// it would take it, except a directory whose counterpart below the target
+/// the tree's walk listed without meeting anything that depends on the
+/// path it is reached by (a link, which may loop back through the link's
+/// own ancestors; a problem; an excluded entry), with no excluded path
+/// under the link's name either: what is below it is what the tree's walk
+/// found there, renamed, and its listings are not read twice (kubespray's
+/// `extra_playbooks/roles -> ../roles` is a third of its tree).
+fn through_link(
+    d: &Deferred,
+    found: &Found<'_>,
+    root: &Path,
+    excludes: &Excludes,
+    sources: &SourceMap,
+) -> Vec<Walked> {
+    let Ok(entries) = std::fs::read_dir(&d.link) else {
+        let above = &d.ancestors[..d.ancestors.len() - 1];
+        return vec![walk(&d.link, 2, root, above, excludes, sources)];
+    };
+    // What the tree's walk found below the target, by the entry of the
+    // target it is under: (directories, files, whether anything is marked).
+    type Group<'w> = (Vec<&'w Path>, Vec<&'w DiscoveredFile>, bool);
+    let mut groups: crate::HashMap<&std::ffi::OsStr, Group<'_>> = crate::HashMap::default();
+    if found.dirs.contains(d.walked_as.as_path()) {
+        for dir in &found.dirs {
+            if let Some(name) = entry_below(dir, &d.walked_as) {
+                groups.entry(name).or_default().0.push(dir);
+            }
+        }
+        for f in &found.files {
+            if let Some(name) = entry_below(&f.path, &d.walked_as) {
+                groups.entry(name).or_default().1.push(f);
+            }
+        }
+        for m in &found.marks {
+            if let Some(name) = entry_below(m, &d.walked_as) {
+                groups.entry(name).or_default().2 = true;
+            }
+        }
+    }
+    split(&d.link, entries, root, excludes, |c| {
+        // Only a directory the walk listed, with nothing marked below it.
+        let reused = c.file_name().and_then(|name| {
+            let g = groups.get(name)?;
+            let own = d.walked_as.join(name);
+            (!g.2 && g.0.contains(&own.as_path())).then_some(g)
+        });
+        match reused.and_then(|g| renamed(g, d, root, excludes)) {
+            Some(w) => vec![w],
+            None => vec![walk(c, 3, root, &d.ancestors, excludes, sources)],
+        }
+    })
+}
+
+/// The name of the entry of `dir` that `path` is or is under.
+fn entry_below<'p>(path: &'p Path, dir: &Path) -> Option<&'p std::ffi::OsStr> {
+    path.strip_prefix(dir)
+        .ok()?
+        .components()
+        .next()
+        .map(|c| c.as_os_str())
+}
+
+/// A group's directories and files under the link's name, unless an
+/// excluded path is among them.
+fn renamed(
+    (dirs, files, _): &(Vec<&Path>, Vec<&DiscoveredFile>, bool),
+    d: &Deferred,
+    root: &Path,
+    excludes: &Excludes,
+) -> Option<Walked> {
+    let rename = |p: &Path| {
+        p.strip_prefix(&d.walked_as)
+            .ok()
+            .map(|sub| d.link.join(sub))
+    };
+    let mut w = Walked::default();
+    for dir in dirs {
+        let path = rename(dir)?;
+        if excludes.matches(&display_path(root, &path)) {
+            return None;
+        }
+        w.dirs.push(path);
+    }
+    for f in files {
+        let path = rename(&f.path)?;
+        let rel = display_path(root, &path);
+        if excludes.matches(&rel) {
+            return None;
+        }
+        w.files.push(DiscoveredFile {
+            kind: classify(&rel),
+            path,
+            rel,
+        });
+    }
+    Some(w)
 }
 
 /// A child of a plain top-level directory that is not a regular file:
-/// walked whole, except a link to a directory of the tree, which is
-/// listed and its entries walked in parallel (kubespray's
+/// walked whole, except a link to a directory of the tree, which is left
+/// for after the walk ([`through_link`]: listed, and its entries taken from
+/// the walk of the target or walked in parallel; kubespray's
 /// `extra_playbooks/roles -> ../roles`, a third of its tree, was one walk
 /// on one thread). What the walk would skip or report (an excluded or
 /// skipped name, a link out of the tree or to an ancestor) is left to it.
@@ -179,14 +332,21 @@ fn child(
     if !target.starts_with(&ancestors[0]) || ancestors.contains(&target) || !target.is_dir() {
         return whole();
     }
-    let Ok(entries) = std::fs::read_dir(path) else {
+    let Ok(in_tree) = target.strip_prefix(&ancestors[0]) else {
         return whole();
     };
+    let walked_as = root.join(in_tree);
     let mut below = ancestors.to_vec();
     below.push(target);
-    split(path, entries, root, excludes, |c| {
-        vec![walk(c, 3, root, &below, excludes, sources)]
-    })
+    vec![Walked {
+        marks: vec![path.to_path_buf()],
+        deferred: vec![Deferred {
+            link: path.to_path_buf(),
+            walked_as,
+            ancestors: below,
+        }],
+        ..Walked::default()
+    }]
 }
 
 /// A directory listed here, and its entries in parallel, in name order:
@@ -244,7 +404,9 @@ fn listing(entries: std::fs::ReadDir) -> Vec<(PathBuf, bool)> {
 fn plain(path: &Path, root: &Path, excludes: &Excludes) -> Walked {
     let mut w = Walked::default();
     let rel = display_path(root, path);
-    if !excludes.matches(&rel) {
+    if excludes.matches(&rel) {
+        w.marks.push(path.to_path_buf());
+    } else {
         w.files.push(DiscoveredFile {
             path: path.to_path_buf(),
             kind: classify(&rel),
@@ -260,6 +422,11 @@ struct Walked {
     files: Vec<DiscoveredFile>,
     dirs: Vec<PathBuf>,
     diags: Vec<Diagnostic>,
+    /// What a listing reached through a link could not simply rename
+    /// (see [`through_link`]): links, excluded entries, problems.
+    marks: Vec<PathBuf>,
+    /// Links to directories of the tree, resolved after the walk.
+    deferred: Vec<Deferred>,
 }
 
 fn collect(walks: Vec<Walked>, diags: &mut Vec<Diagnostic>) -> Discovered {
@@ -292,6 +459,7 @@ fn walk(
         .into_iter();
     let outside: std::cell::RefCell<Vec<(PathBuf, PathBuf)>> = std::cell::RefCell::default();
     let looped: std::cell::RefCell<Vec<PathBuf>> = std::cell::RefCell::default();
+    let marks: std::cell::RefCell<Vec<PathBuf>> = std::cell::RefCell::default();
     let mut it = walker.filter_entry(|e| {
         let depth = e.depth() + depth;
         let name = e.file_name().to_string_lossy();
@@ -306,6 +474,9 @@ fn walk(
         } else {
             e.path_is_symlink()
         };
+        if is_link {
+            marks.borrow_mut().push(e.path().to_path_buf());
+        }
         if depth > 0
             && is_link
             && let Ok(target) = e.path().canonicalize()
@@ -320,7 +491,11 @@ fn walk(
             }
         }
         let rel = display_path(root, e.path());
-        depth == 0 || !excludes.matches(&rel)
+        let kept = depth == 0 || !excludes.matches(&rel);
+        if !kept {
+            marks.borrow_mut().push(e.path().to_path_buf());
+        }
+        kept
     });
     let link_problem = |path: &Path, what: String| {
         let id = sources.add(path, "".into());
@@ -347,6 +522,7 @@ fn walk(
                     format!("cannot read: {err}")
                 };
                 w.diags.push(link_problem(&path, what));
+                w.marks.push(path);
                 continue;
             }
         };
@@ -365,6 +541,7 @@ fn walk(
         });
     }
     drop(it);
+    w.marks.extend(marks.into_inner());
     for path in looped.into_inner() {
         w.diags.push(link_problem(
             &path,
@@ -569,6 +746,74 @@ mod tests {
             .count();
         // `roles/b/up` seen from `roles/` and from `extra/roles/`.
         assert_eq!(loops, 2, "{diags:?}");
+    }
+
+    /// Below a link to a directory of the tree, a directory the tree's walk
+    /// listed is taken from that walk, renamed, only where nothing below it
+    /// depends on the path (a link, an excluded entry): the result is the
+    /// walk through the link, entry for entry.
+    #[cfg(unix)]
+    #[test]
+    fn listings_reached_through_a_link_are_reused_only_where_the_path_does_not_matter() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        for f in [
+            "roles/plain/tasks/main.yml",
+            "roles/plain/defaults/main.yml",
+            "roles/linked/tasks/main.yml",
+            "roles/cut/tasks/main.yml",
+            "roles/other/x.yml",
+        ] {
+            std::fs::create_dir_all(d.join(f).parent().expect("parent")).expect("mkdir");
+            std::fs::write(d.join(f), "- x\n").expect("write");
+        }
+        std::fs::create_dir_all(d.join("extra")).expect("mkdir");
+        std::os::unix::fs::symlink("../roles", d.join("extra/roles")).expect("link");
+        // A link below the target: walked through under each name.
+        std::os::unix::fs::symlink("../other", d.join("roles/linked/dep")).expect("link");
+        let sources = SourceMap::new(d);
+        let mut diags = Vec::new();
+        // Excluded under the link's name only.
+        let found = discover(
+            d,
+            &Excludes::new(&["extra/roles/cut/tasks".into()]),
+            &sources,
+            &mut diags,
+        );
+        let files: Vec<&str> = found.files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(
+            files,
+            [
+                "extra/roles/linked/dep/x.yml",
+                "extra/roles/linked/tasks/main.yml",
+                "extra/roles/other/x.yml",
+                "extra/roles/plain/defaults/main.yml",
+                "extra/roles/plain/tasks/main.yml",
+                "roles/cut/tasks/main.yml",
+                "roles/linked/dep/x.yml",
+                "roles/linked/tasks/main.yml",
+                "roles/other/x.yml",
+                "roles/plain/defaults/main.yml",
+                "roles/plain/tasks/main.yml",
+            ]
+        );
+        let kinds: Vec<FileKind> = found.files.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds[3], FileKind::RoleDefaults, "{files:?}");
+        assert_eq!(kinds[4], FileKind::Tasks, "{files:?}");
+        let dirs: Vec<String> = found.dirs.iter().map(|p| display_path(d, p)).collect();
+        for listed in [
+            "extra/roles",
+            "extra/roles/plain/defaults",
+            "extra/roles/linked/dep",
+            "extra/roles/cut",
+        ] {
+            assert!(dirs.iter().any(|p| p == listed), "{listed}: {dirs:?}");
+        }
+        assert!(
+            !dirs.iter().any(|p| p == "extra/roles/cut/tasks"),
+            "{dirs:?}"
+        );
+        assert!(diags.is_empty(), "{diags:?}");
     }
 
     #[test]
