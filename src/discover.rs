@@ -248,8 +248,7 @@ fn through_link(
         // Only a directory the walk listed, with nothing marked below it.
         let reused = c.file_name().and_then(|name| {
             let g = groups.get(name)?;
-            let own = d.walked_as.join(name);
-            (!g.2 && g.0.contains(&own.as_path())).then_some(g)
+            (!g.2 && found.dirs.contains(d.walked_as.join(name).as_path())).then_some(g)
         });
         match reused.and_then(|g| renamed(g, d, root, excludes)) {
             Some(w) => vec![w],
@@ -627,6 +626,17 @@ pub fn classify(rel: &str) -> FileKind {
 mod tests {
     use super::*;
 
+    /// A scratch tree with these files (each `- x`).
+    fn tree(files: &[&str]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for f in files {
+            let path = dir.path().join(f);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, "- x\n").expect("write");
+        }
+        dir
+    }
+
     #[test]
     fn classifies_role_parts() {
         assert_eq!(
@@ -669,17 +679,13 @@ mod tests {
 
     #[test]
     fn files_and_listed_directories_at_every_depth() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let d = dir.path();
-        for f in [
+        let dir = tree(&[
             "site.yml",
             "roles/README",
             "roles/r/tasks/main.yml",
             "skip/x.yml",
-        ] {
-            std::fs::create_dir_all(d.join(f).parent().expect("parent")).expect("mkdir");
-            std::fs::write(d.join(f), "- x\n").expect("write");
-        }
+        ]);
+        let d = dir.path();
         std::fs::create_dir_all(d.join("roles/.git")).expect("mkdir");
         let sources = SourceMap::new(d);
         let mut diags = Vec::new();
@@ -705,12 +711,8 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn links_to_directories_of_the_tree_are_walked_through() {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = tree(&["roles/a/tasks/main.yml", "roles/b/x.yml", "roles/top.yml"]);
         let d = dir.path();
-        for f in ["roles/a/tasks/main.yml", "roles/b/x.yml", "roles/top.yml"] {
-            std::fs::create_dir_all(d.join(f).parent().expect("parent")).expect("mkdir");
-            std::fs::write(d.join(f), "- x\n").expect("write");
-        }
         std::fs::create_dir_all(d.join("extra")).expect("mkdir");
         std::os::unix::fs::symlink("../roles", d.join("extra/roles")).expect("link");
         std::os::unix::fs::symlink("../roles", d.join("extra/skipped")).expect("link");
@@ -755,18 +757,14 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn listings_reached_through_a_link_are_reused_only_where_the_path_does_not_matter() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let d = dir.path();
-        for f in [
+        let dir = tree(&[
             "roles/plain/tasks/main.yml",
             "roles/plain/defaults/main.yml",
             "roles/linked/tasks/main.yml",
             "roles/cut/tasks/main.yml",
             "roles/other/x.yml",
-        ] {
-            std::fs::create_dir_all(d.join(f).parent().expect("parent")).expect("mkdir");
-            std::fs::write(d.join(f), "- x\n").expect("write");
-        }
+        ]);
+        let d = dir.path();
         std::fs::create_dir_all(d.join("extra")).expect("mkdir");
         std::os::unix::fs::symlink("../roles", d.join("extra/roles")).expect("link");
         // A link below the target: walked through under each name.

@@ -294,33 +294,14 @@ impl<'a> Scope<'a> {
         }
     }
 
-    /// Every reachable task (handlers after their play's tasks), in order.
-    #[must_use]
-    pub fn reach(&self) -> Vec<Reach<'a>> {
-        self.plays
-            .iter()
-            .enumerate()
-            .flat_map(|(i, (entry, play))| {
-                play.tasks
-                    .iter()
-                    .chain(&play.handlers)
-                    .map(move |inst| Reach {
-                        entry,
-                        play,
-                        play_vars: self.vars_of[i],
-                        inst,
-                    })
-            })
-            .collect()
-    }
-
     /// The variables a reachable task sees.
     #[must_use]
     pub fn vars(&self, r: &Reach<'a>) -> TaskVars<'_> {
         TaskVars::new(&self.play_vars[r.play_vars], Some(r.inst))
     }
 
-    /// Every reachable task with a cache of what it does, shared by the
+    /// Every reachable task (handlers after their play's tasks), in order,
+    /// with a cache of what it does, shared by the
     /// concern analysis and the rules so each task is rendered once; the
     /// tasks of a play shared by several entries share one cache.
     #[must_use]
