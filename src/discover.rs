@@ -259,11 +259,33 @@ fn through_link(
 
 /// The name of the entry of `dir` that `path` is or is under.
 fn entry_below<'p>(path: &'p Path, dir: &Path) -> Option<&'p std::ffi::OsStr> {
-    path.strip_prefix(dir)
-        .ok()?
-        .components()
-        .next()
-        .map(|c| c.as_os_str())
+    below(path, dir)?.components().next().map(|c| c.as_os_str())
+}
+
+/// `path.strip_prefix(dir)`, by bytes in the common case: each link's
+/// listing takes every path the walk found below its target apart
+/// (~5,000 paths on kubespray's whole tree, ~1,600 instructions each by
+/// components). The bytes decide only when `dir`'s bytes and a `/` begin
+/// `path` and what follows is UTF-8 with no empty or `.` segment (nor a
+/// backslash), where the two agree (see the test); anything else is compared
+/// by components.
+fn below<'p>(path: &'p Path, dir: &Path) -> Option<&'p Path> {
+    let (p, d) = (
+        path.as_os_str().as_encoded_bytes(),
+        dir.as_os_str().as_encoded_bytes(),
+    );
+    let d = d.strip_suffix(b"/").unwrap_or(d);
+    if !d.is_empty()
+        && let Some(rest) = p.strip_prefix(d).and_then(|r| r.strip_prefix(b"/"))
+        && rest
+            .split(|b| *b == b'/')
+            .all(|seg| !seg.is_empty() && seg != b".")
+        && !rest.contains(&b'\\')
+        && let Ok(rest) = std::str::from_utf8(rest)
+    {
+        return Some(Path::new(rest));
+    }
+    path.strip_prefix(dir).ok()
 }
 
 /// A group's directories and files under the link's name, unless an
@@ -275,9 +297,7 @@ fn renamed(
     excludes: &Excludes,
 ) -> Option<Walked> {
     let rename = |p: &Path| {
-        p.strip_prefix(&d.walked_as)
-            .ok()
-            .map(|sub| d.link.join(sub))
+        below(p, &d.walked_as).map(|sub| d.link.join(sub))
     };
     let mut w = Walked::default();
     for dir in dirs {
@@ -624,6 +644,30 @@ pub fn classify(rel: &str) -> FileKind {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn below_by_bytes_agrees_with_strip_prefix() {
+        use std::path::Path;
+        let dirs = ["/t", "/t/", "t", "./t", ".", "/", "/t/x/..", "t//u", "/t/.", "/t/a"];
+        let paths = [
+            "/t/a.yml", "/t/a/b.yml", "/t//a.yml", "/t/./a.yml", "/t/a/./b", "/t/a//b",
+            "/t/a/", "/t", "/t/", "t/a", "./t/a", "a", "/tt/a", "t//u/v", "t/u/v",
+            "/t/x/../a", "/t/a/b/c", "/t/a\\b",
+        ];
+        for d in dirs {
+            for p in paths {
+                let (d, p) = (Path::new(d), Path::new(p));
+                // As bytes: `Path`'s equality compares components.
+                assert_eq!(
+                    super::below(p, d).map(Path::as_os_str),
+                    p.strip_prefix(d).ok().map(Path::as_os_str),
+                    "{} below {}",
+                    p.display(),
+                    d.display()
+                );
+            }
+        }
+    }
+
     use super::*;
 
     /// A scratch tree with these files (each `- x`).
