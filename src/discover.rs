@@ -296,9 +296,7 @@ fn renamed(
     root: &Path,
     excludes: &Excludes,
 ) -> Option<Walked> {
-    let rename = |p: &Path| {
-        below(p, &d.walked_as).map(|sub| d.link.join(sub))
-    };
+    let rename = |p: &Path| below(p, &d.walked_as).map(|sub| d.link.join(sub));
     let mut w = Walked::default();
     for dir in dirs {
         let path = rename(dir)?;
@@ -647,11 +645,28 @@ mod tests {
     #[test]
     fn below_by_bytes_agrees_with_strip_prefix() {
         use std::path::Path;
-        let dirs = ["/t", "/t/", "t", "./t", ".", "/", "/t/x/..", "t//u", "/t/.", "/t/a"];
+        let dirs = [
+            "/t", "/t/", "t", "./t", ".", "/", "/t/x/..", "t//u", "/t/.", "/t/a",
+        ];
         let paths = [
-            "/t/a.yml", "/t/a/b.yml", "/t//a.yml", "/t/./a.yml", "/t/a/./b", "/t/a//b",
-            "/t/a/", "/t", "/t/", "t/a", "./t/a", "a", "/tt/a", "t//u/v", "t/u/v",
-            "/t/x/../a", "/t/a/b/c", "/t/a\\b",
+            "/t/a.yml",
+            "/t/a/b.yml",
+            "/t//a.yml",
+            "/t/./a.yml",
+            "/t/a/./b",
+            "/t/a//b",
+            "/t/a/",
+            "/t",
+            "/t/",
+            "t/a",
+            "./t/a",
+            "a",
+            "/tt/a",
+            "t//u/v",
+            "t/u/v",
+            "/t/x/../a",
+            "/t/a/b/c",
+            "/t/a\\b",
         ];
         for d in dirs {
             for p in paths {
