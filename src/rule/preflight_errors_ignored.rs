@@ -122,92 +122,103 @@ impl Rule for PreflightErrorsIgnored {
     }
 
     fn check(&self, cx: &Context<'_, '_>, out: &mut Vec<Finding>) {
+        // Tasks are read in parallel, each with its twins once (a twin
+        // would be reported at the place of the first one); in the order
+        // of the tasks, the first finding at a place is kept.
+        let found = crate::concern::analyze::per_task(
+            cx.reached,
+            |facts| task_findings(cx, facts),
+            |_, _| None,
+        );
         let mut seen = std::collections::BTreeSet::new();
-        // A twin (the same task from another entry) would be reported at
-        // the place of the first one, which `seen` already holds.
-        for (i, facts) in cx.reached.iter().enumerate() {
-            let r = &facts.reach;
-            let t = &r.inst.task;
-            let short = t.module.rsplit('.').next().unwrap_or("");
-            if facts.first_twin != i
-                || !matches!(short, "command" | "shell" | "raw" | "template" | "copy")
-            {
-                continue;
-            }
-            let iters = facts.iterations(cx.scope);
-            let Some(it) = iters.first() else {
-                continue;
-            };
-            let tv = &it.tv;
-            let values: Vec<String> = match short {
-                "command" | "shell" | "raw" => {
-                    let Some(raw) = t
-                        .arg("_raw_params")
-                        .or_else(|| t.arg("cmd"))
-                        .and_then(Node::scalar_text)
-                    else {
-                        continue;
-                    };
-                    let text = expand(&raw, tv);
-                    flag_re()
-                        .captures_iter(&text)
-                        .map(|c| c[1].to_string())
-                        .collect()
-                }
-                "template" | "copy" => {
-                    let raw = if short == "template" {
-                        t.arg("src").and_then(|n| {
-                            read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)
-                        })
-                    } else {
-                        t.arg("content").and_then(Node::scalar_text).map(Into::into)
-                    };
-                    let Some(raw) = raw.filter(|s| s.contains("ignorePreflightErrors")) else {
-                        continue;
-                    };
-                    template_values(&raw)
-                }
-                _ => continue,
-            };
-            for value in values {
-                let (msg, identity) = match items(&value, tv) {
-                    Some(list) => {
-                        let bad: Vec<String> = list
-                            .iter()
-                            .filter(|i| dangerous(i))
-                            .map(|i| i.trim().to_string())
-                            .collect();
-                        if bad.is_empty() {
-                            continue;
-                        }
-                        (
-                            format!(
-                                "kubeadm is told to ignore the preflight errors {}",
-                                bad.join(", ")
-                            ),
-                            bad.join(","),
-                        )
-                    }
-                    None => (
-                        format!(
-                            "kubeadm's ignored preflight errors `{value}` are only known at run time; they may hide a busy port or swap"
-                        ),
-                        value.clone(),
-                    ),
-                };
-                let file = cx.sources.display(t.span.file);
-                if !seen.insert((file.clone(), t.span.line)) {
-                    continue;
-                }
-                let mut f = finding(&META, &file, t.span.line, t.span.col, msg, &identity);
-                f.help = Some(
-                    "fix the node instead (free the port, turn swap off) and remove these entries"
-                        .into(),
-                );
+        for f in found.into_iter().flatten() {
+            if seen.insert((f.file.clone(), f.line)) {
                 out.push(f);
             }
         }
     }
+}
+
+/// The findings of one reachable task (first loop iteration).
+fn task_findings<'s>(
+    cx: &Context<'_, 's>,
+    facts: &crate::concern::analyze::Facts<'s>,
+) -> Vec<Option<Finding>> {
+    let mut out = Vec::new();
+    let r = &facts.reach;
+    let t = &r.inst.task;
+    let short = t.module.rsplit('.').next().unwrap_or("");
+    if !matches!(short, "command" | "shell" | "raw" | "template" | "copy") {
+        return out;
+    }
+    let iters = facts.iterations(cx.scope);
+    let Some(it) = iters.first() else {
+        return out;
+    };
+    let tv = &it.tv;
+    let values: Vec<String> = match short {
+        "command" | "shell" | "raw" => {
+            let Some(raw) = t
+                .arg("_raw_params")
+                .or_else(|| t.arg("cmd"))
+                .and_then(Node::scalar_text)
+            else {
+                return out;
+            };
+            let text = expand(&raw, tv);
+            flag_re()
+                .captures_iter(&text)
+                .map(|c| c[1].to_string())
+                .collect()
+        }
+        _ => {
+            let raw = if short == "template" {
+                t.arg("src").and_then(|n| {
+                    read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)
+                })
+            } else {
+                t.arg("content").and_then(Node::scalar_text).map(Into::into)
+            };
+            let Some(raw) = raw.filter(|s| s.contains("ignorePreflightErrors")) else {
+                return out;
+            };
+            template_values(&raw)
+        }
+    };
+    for value in values {
+        let (msg, identity) = match items(&value, tv) {
+            Some(list) => {
+                let bad: Vec<String> = list
+                    .iter()
+                    .filter(|i| dangerous(i))
+                    .map(|i| i.trim().to_string())
+                    .collect();
+                if bad.is_empty() {
+                    continue;
+                }
+                (
+                    format!(
+                        "kubeadm is told to ignore the preflight errors {}",
+                        bad.join(", ")
+                    ),
+                    bad.join(","),
+                )
+            }
+            None => (
+                format!(
+                    "kubeadm's ignored preflight errors `{value}` are only known at run time; they may hide a busy port or swap"
+                ),
+                value.clone(),
+            ),
+        };
+        let file = cx.sources.display(t.span.file);
+        let mut f = finding(&META, &file, t.span.line, t.span.col, msg, &identity);
+        f.help = Some(
+            "fix the node instead (free the port, turn swap off) and remove these entries".into(),
+        );
+        out.push(Some(f));
+    }
+    out
 }
 
 /// The list expressions of `ignorePreflightErrors:` in a kubeadm config
