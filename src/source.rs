@@ -112,25 +112,36 @@ impl SourceMap {
 /// outside the root.
 #[must_use]
 pub fn display_path(root: &Path, path: &Path) -> String {
-    // The common case by bytes (`Path::strip_prefix` compares components).
-    let (r, p) = (
-        root.as_os_str().as_encoded_bytes(),
-        path.as_os_str().as_encoded_bytes(),
-    );
-    let r = r.strip_suffix(b"/").unwrap_or(r);
-    if !r.is_empty()
-        && let Some(rest) = p.strip_prefix(r).and_then(|x| x.strip_prefix(b"/"))
-        && rest
-            .split(|b| *b == b'/')
-            .all(|seg| !seg.is_empty() && seg != b".")
-        && !rest.contains(&b'\\')
-        && let Ok(rest) = std::str::from_utf8(rest)
-    {
+    if let Some(rest) = plain_rest(root, path) {
         return rest.to_string();
     }
     let rel = path.strip_prefix(root).unwrap_or(path);
     let s = rel.to_string_lossy().replace('\\', "/");
     if s.is_empty() { ".".to_string() } else { s }
+}
+
+/// What follows `root` in `path`, found by bytes (`Path::strip_prefix`
+/// compares components) in the common case where the two agree: `root`'s
+/// bytes and a `/` begin `path`, and the rest is UTF-8 with no empty or `.`
+/// segment nor a backslash. `None` otherwise (compare by components then).
+pub(crate) fn plain_rest<'p>(root: &Path, path: &'p Path) -> Option<&'p str> {
+    let (r, p) = (
+        root.as_os_str().as_encoded_bytes(),
+        path.as_os_str().as_encoded_bytes(),
+    );
+    let r = r.strip_suffix(b"/").unwrap_or(r);
+    if r.is_empty() {
+        return None;
+    }
+    let rest = p.strip_prefix(r)?.strip_prefix(b"/")?;
+    let clean = rest
+        .split(|b| *b == b'/')
+        .all(|seg| !seg.is_empty() && seg != b".")
+        && !rest.contains(&b'\\');
+    if !clean {
+        return None;
+    }
+    std::str::from_utf8(rest).ok()
 }
 
 /// 1-based line and column (in characters) of a byte offset.
