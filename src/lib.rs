@@ -26,5 +26,6 @@ pub mod rule;
 pub mod run;
 pub mod source;
 pub mod sysctl;
+pub mod text_regex;
 pub mod vars;
 pub mod yaml;

@@ -4,6 +4,7 @@
 //! when run from there; environment overrides are ignored so output does not
 //! depend on the shell.
 
+use crate::text_regex::TextRegex;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Default, Clone)]
@@ -68,14 +69,21 @@ fn resolve(p: &str, dir: &Path) -> PathBuf {
 /// `$VAR` and `${VAR}` as `os.path.expandvars` does: unknown names stay as
 /// written; names are ASCII words, as in posixpath's `re.ASCII` pattern.
 fn expand_vars(s: &str) -> String {
-    static VAR: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = VAR
-        .get_or_init(|| regex::Regex::new(r"\$([0-9A-Za-z_]+|\{[^}]*\})").expect("static regex"));
-    re.replace_all(s, |c: &regex::Captures<'_>| {
+    static VAR: TextRegex = TextRegex::new(r"\$([0-9A-Za-z_]+|\{[^}]*\})");
+    let mut out = String::with_capacity(s.len());
+    let mut done = 0;
+    for c in VAR.captures_all(s) {
+        let Some(whole) = c.range(0) else { continue };
+        out.push_str(&s[done..whole.start]);
         let name = c[1].trim_start_matches('{').trim_end_matches('}');
-        std::env::var(name).unwrap_or_else(|_| c[0].to_string())
-    })
-    .into_owned()
+        match std::env::var(name) {
+            Ok(v) => out.push_str(&v),
+            Err(_) => out.push_str(&c[0]),
+        }
+        done = whole.end;
+    }
+    out.push_str(&s[done..]);
+    out
 }
 
 #[cfg(test)]
@@ -95,6 +103,17 @@ mod tests {
                 PathBuf::from("/abs/r"),
                 PathBuf::from("/t/$PREFLINT_NOPE/x")
             ]
+        );
+    }
+
+    #[test]
+    fn expands_known_variables_in_both_spellings_and_keeps_the_rest() {
+        let Ok(path) = std::env::var("PATH") else {
+            return;
+        };
+        assert_eq!(
+            expand_vars("a${PATH}b$PATH/$PREFLINT_NOPE ${PREFLINT_NOPE}é$"),
+            format!("a{path}b{path}/$PREFLINT_NOPE ${{PREFLINT_NOPE}}é$")
         );
     }
 }

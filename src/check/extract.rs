@@ -11,9 +11,8 @@ use crate::concern::analyze::{
 use crate::jinja::{self, Tri};
 use crate::source::SourceMap;
 use crate::sysctl::{Engine, Evidence, Write, WriteKind, parse_conf, sysctl_file_kind};
+use crate::text_regex::TextRegex;
 use crate::vars::TaskVars;
-use regex::Regex;
-use std::sync::OnceLock;
 
 /// A write plus where it was found, for findings.
 #[derive(Debug, Clone)]
@@ -26,20 +25,13 @@ pub struct Found {
 
 /// Sysctl keys are ASCII (`[0-9A-Za-z_./*-]`); a Unicode `\w` cost ~300 us
 /// more to compile.
-fn cmd_regexes() -> &'static (Regex, Regex, Regex, Regex) {
-    static R: OnceLock<(Regex, Regex, Regex, Regex)> = OnceLock::new();
-    R.get_or_init(|| {
-        (
-            Regex::new(r"\bsysctl\s+(?:-\S+\s+)*-w\s+((?:[0-9A-Za-z_./*-]+\s*=\s*\S+\s*)+)")
-                .expect("static regex"),
-            Regex::new(r"\bsysctl\s+(?:-\S+\s+)*(?:-p|--load)(?:\s+([^\s;&|]+))?")
-                .expect("static regex"),
-            Regex::new(r"\bsysctl\s+(?:-\S+\s+)*--system\b").expect("static regex"),
-            Regex::new(r"\bsystemctl\s+(?:-\S+\s+)*(?:re)?start\s+systemd-sysctl")
-                .expect("static regex"),
-        )
-    })
-}
+static SYSCTL_W: TextRegex =
+    TextRegex::new(r"\bsysctl\s+(?:-\S+\s+)*-w\s+((?:[0-9A-Za-z_./*-]+\s*=\s*\S+\s*)+)");
+static SYSCTL_P: TextRegex =
+    TextRegex::new(r"\bsysctl\s+(?:-\S+\s+)*(?:-p|--load)(?:\s+([^\s;&|]+))?");
+static SYSCTL_SYSTEM: TextRegex = TextRegex::new(r"\bsysctl\s+(?:-\S+\s+)*--system\b");
+static SYSCTL_RESTART: TextRegex =
+    TextRegex::new(r"\bsystemctl\s+(?:-\S+\s+)*(?:re)?start\s+systemd-sysctl");
 
 /// Whether a task's conditions hold: `Some(true)` all true, `Some(false)`
 /// one false, `None` unknown.
@@ -312,9 +304,8 @@ pub fn command_writes(cmd: &str) -> Vec<WriteKind> {
     if !cmd.contains("sysctl") {
         return Vec::new();
     }
-    let (w, p, system, restart) = cmd_regexes();
     let mut out = Vec::new();
-    for c in w.captures_iter(cmd) {
+    for c in SYSCTL_W.captures_all(cmd) {
         for pair in c[1]
             .split_whitespace()
             .collect::<Vec<_>>()
@@ -329,19 +320,16 @@ pub fn command_writes(cmd: &str) -> Vec<WriteKind> {
             }
         }
     }
-    for c in p.captures_iter(cmd) {
-        let file = c
-            .get(1)
-            .map_or("/etc/sysctl.conf", |m| m.as_str())
-            .to_string();
+    for c in SYSCTL_P.captures_all(cmd) {
+        let file = c.get(1).unwrap_or("/etc/sysctl.conf").to_string();
         out.push(WriteKind::ApplyFile { file });
     }
-    if system.is_match(cmd) {
+    if SYSCTL_SYSTEM.is_match(cmd) {
         out.push(WriteKind::ApplyAll {
             engine: Engine::Procps,
         });
     }
-    if restart.is_match(cmd) {
+    if SYSCTL_RESTART.is_match(cmd) {
         out.push(WriteKind::ApplyAll {
             engine: Engine::SystemdSysctl,
         });

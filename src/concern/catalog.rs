@@ -212,6 +212,9 @@ pub struct LazyRegex {
     /// per call: ~10M instructions on kubespray's whole tree).
     finders: Vec<memchr::memmem::Finder<'static>>,
     re: std::sync::OnceLock<std::sync::Arc<Regex>>,
+    /// The pattern compiled without Unicode (see [`crate::text_regex::ascii_twin`]), for ASCII
+    /// texts; `None` inside when the pattern has no such twin.
+    ascii: std::sync::OnceLock<Option<std::sync::Arc<Regex>>>,
 }
 
 /// At most this many literals are tried before compiling; more (e.g. a long
@@ -235,6 +238,7 @@ impl LazyRegex {
             needles,
             finders,
             re: std::sync::OnceLock::new(),
+            ascii: std::sync::OnceLock::new(),
         })
     }
 
@@ -248,11 +252,20 @@ impl LazyRegex {
         {
             return false;
         }
+        if text.is_ascii()
+            && let Some(re) = self.ascii.get_or_init(|| {
+                crate::text_regex::ascii_twin(&self.src)
+                    .then(|| shared_compile(&self.src, false))
+                    .flatten()
+            })
+        {
+            return re.is_match(text);
+        }
         self.compiled().is_match(text)
     }
 
     fn compiled(&self) -> &Regex {
-        self.re.get_or_init(|| shared_compile(&self.src))
+        self.re.get_or_init(|| shared_unicode(&self.src))
     }
 }
 
@@ -307,44 +320,59 @@ fn required(hir: &regex_syntax::hir::Hir) -> Option<Vec<String>> {
 }
 
 /// Compiles `src` once per process, however many patterns use it.
-fn shared_compile(src: &str) -> std::sync::Arc<Regex> {
+fn shared_compile(src: &str, unicode: bool) -> Option<std::sync::Arc<Regex>> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
-    static DONE: Mutex<Option<HashMap<String, Arc<Regex>>>> = Mutex::new(None);
+    type Done = Mutex<Option<HashMap<(String, bool), Option<Arc<Regex>>>>>;
+    static DONE: Done = Mutex::new(None);
     let lock = || {
         DONE.lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     };
-    if let Some(r) = lock().as_ref().and_then(|m| m.get(src)) {
-        return Arc::clone(r);
+    let key = (src.to_string(), unicode);
+    if let Some(r) = lock().as_ref().and_then(|m| m.get(&key)) {
+        return r.clone();
     }
     // Compiled outside the lock: two threads may compile one text twice,
     // never wait for each other's patterns.
-    // The syntax was checked; what is left is the compiled size limit,
-    // which no catalog regex comes near: such a regex matches nothing
-    // rather than stopping the run.
     //
     // Built without a prefilter: `LazyRegex::is_match` has screened the
     // text by its literals already, and building one (Teddy, Aho-Corasick)
     // was most of the compile time (measured on the built-in catalog's
     // patterns: about half). Otherwise `regex::Regex`'s engine, same syntax.
-    let build = |src: &str| {
-        Regex::builder()
-            .configure(Regex::config().auto_prefilter(false))
-            .build(src)
-            .ok()
-    };
-    let re = Arc::new(
-        build(src)
-            .or_else(|| build(r"[^\s\S]"))
-            .unwrap_or_else(|| unreachable!("valid regex")),
-    );
-    Arc::clone(
-        lock()
-            .get_or_insert_with(HashMap::new)
-            .entry(src.to_string())
-            .or_insert(re),
-    )
+    //
+    // Without Unicode (see [`crate::text_regex::ascii_twin`]) the pattern is compiled to match
+    // bytes, as `(?-u)` would, and only ever searched in ASCII text; `None`
+    // when it does not compile so (`\pL`).
+    let re = Regex::builder()
+        .configure(Regex::config().auto_prefilter(false))
+        .syntax(
+            regex_automata::util::syntax::Config::new()
+                .unicode(unicode)
+                .utf8(unicode),
+        )
+        .build(src)
+        .ok()
+        .map(Arc::new);
+    lock()
+        .get_or_insert_with(HashMap::new)
+        .entry(key)
+        .or_insert(re)
+        .clone()
+}
+
+/// The catalog regex `src`, compiled once per process. The syntax was
+/// checked; what is left is the compiled size limit, which no catalog regex
+/// comes near: such a regex matches nothing rather than stopping the run.
+fn shared_unicode(src: &str) -> std::sync::Arc<Regex> {
+    shared_compile(src, true).unwrap_or_else(|| {
+        static NEVER: std::sync::OnceLock<std::sync::Arc<Regex>> = std::sync::OnceLock::new();
+        std::sync::Arc::clone(NEVER.get_or_init(|| {
+            std::sync::Arc::new(
+                Regex::new(r"[^\s\S]").unwrap_or_else(|_| unreachable!("valid regex")),
+            )
+        }))
+    })
 }
 
 #[derive(Debug, Clone)]
@@ -768,7 +796,10 @@ mod tests {
         assert!(!r.is_match("ss -ltn | grep 6443"));
         assert!(r.re.get().is_none(), "no text could match: not compiled");
         assert!(!r.is_match("grep 10250 /etc/kubernetes"));
-        assert!(r.re.get().is_some(), "a candidate text compiles it");
+        assert!(
+            r.ascii.get().is_some_and(Option::is_some),
+            "a candidate text compiles it (its ASCII twin, for an ASCII text)"
+        );
         assert!(r.is_match("ss -ltn | grep 10250"));
         let swap = LazyRegex::new(r"(?m)^\s*vm\.swappiness\s*=\s*0\s*$").expect("valid");
         assert_eq!(
@@ -797,6 +828,10 @@ mod tests {
             r"é+t",
             r"(a|bc)+d|x(yz)?",
             r"\b(ss|netstat|lsof)\b.*\b10250\b",
+            r"(?i)kernel\s+\S+",
+            r"(?i)ſwap\w*",
+            r"(?i)\x{212A}ubelet",
+            r"\bswap\b.*[^a-z]off",
         ];
         let texts = [
             "",
@@ -816,6 +851,15 @@ mod tests {
             "xy",
             "lsof -i :10250",
             "10250 ss",
+            "KERNEL  4.19",
+            "\u{212A}ernel\u{a0}x",
+            "kernel\u{a0}x",
+            "swapoff",
+            "SWAPON",
+            "\u{212A}ubelet",
+            "Kubelet",
+            "swap 0ff",
+            "swap\u{e9}off",
         ];
         for p in pats {
             let lazy = LazyRegex::new(p).expect("valid");

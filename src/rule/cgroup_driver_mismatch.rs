@@ -6,9 +6,8 @@ use crate::check::Context;
 use crate::concern::analyze::{Facts, arg_text, read_role_file};
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};
+use crate::text_regex::TextRegex;
 use crate::vars::TaskVars;
-use regex::Regex;
-use std::sync::OnceLock;
 
 pub static META: RuleMeta = RuleMeta {
     id: "cgroup-driver-mismatch",
@@ -48,33 +47,24 @@ struct Side {
 
 /// Driver names are ASCII words, so the classes are ASCII: a Unicode `\w`
 /// made each regex ~7x dearer to compile (~400 us, on the rules' path).
-fn regexes() -> &'static [(Regex, bool); 4] {
-    static R: OnceLock<[(Regex, bool); 4]> = OnceLock::new();
-    R.get_or_init(|| {
-        [
-            (
-                Regex::new(r#"(?m)^\s*cgroupDriver:\s*["']?(\{\{.*?\}\}|[0-9A-Za-z_-]+)"#)
-                    .expect("static regex"),
-                true,
-            ),
-            (
-                Regex::new(r"--cgroup-driver[= ](\{\{.*?\}\}|[0-9A-Za-z_-]+)")
-                    .expect("static regex"),
-                true,
-            ),
-            (
-                Regex::new(r"(?m)^\s*SystemdCgroup\s*=\s*(\{\{.*?\}\}|[0-9A-Za-z_]+)")
-                    .expect("static regex"),
-                false,
-            ),
-            (
-                Regex::new(r#"(?m)^\s*cgroup_manager\s*=\s*["']?(\{\{.*?\}\}|[0-9A-Za-z_-]+)"#)
-                    .expect("static regex"),
-                false,
-            ),
-        ]
-    })
-}
+static REGEXES: [(TextRegex, bool); 4] = [
+    (
+        TextRegex::new(r#"(?m)^\s*cgroupDriver:\s*["']?(\{\{.*?\}\}|[0-9A-Za-z_-]+)"#),
+        true,
+    ),
+    (
+        TextRegex::new(r"--cgroup-driver[= ](\{\{.*?\}\}|[0-9A-Za-z_-]+)"),
+        true,
+    ),
+    (
+        TextRegex::new(r"(?m)^\s*SystemdCgroup\s*=\s*(\{\{.*?\}\}|[0-9A-Za-z_]+)"),
+        false,
+    ),
+    (
+        TextRegex::new(r#"(?m)^\s*cgroup_manager\s*=\s*["']?(\{\{.*?\}\}|[0-9A-Za-z_-]+)"#),
+        false,
+    ),
+];
 
 fn value(raw: &str, tv: &TaskVars<'_>) -> Option<String> {
     let raw = raw.trim();
@@ -133,8 +123,8 @@ fn task_sides<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<(bool, Side)> 
     if !content.contains("group") {
         return out;
     }
-    for (idx, (re, is_kubelet)) in regexes().iter().enumerate() {
-        for c in re.captures_iter(&content) {
+    for (idx, (re, is_kubelet)) in REGEXES.iter().enumerate() {
+        for c in re.captures_all(&content) {
             let Some(v) = value(&c[1], tv) else { continue };
             out.push((
                 *is_kubelet,

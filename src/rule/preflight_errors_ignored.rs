@@ -6,10 +6,9 @@ use crate::check::Context;
 use crate::concern::analyze::{arg_text, read_role_file};
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};
+use crate::text_regex::TextRegex;
 use crate::vars::TaskVars;
 use crate::yaml::Node;
-use regex::Regex;
-use std::sync::OnceLock;
 
 pub static META: RuleMeta = RuleMeta {
     id: "preflight-errors-ignored",
@@ -47,26 +46,16 @@ fn dangerous(item: &str) -> bool {
     i.starts_with("port-") || DANGEROUS.contains(&i.as_str())
 }
 
-fn flag_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r"--ignore-preflight-errors[= ](\{\{.*?\}\}|[^\s]+)").expect("static regex")
-    })
-}
+static FLAG: TextRegex = TextRegex::new(r"--ignore-preflight-errors[= ](\{\{.*?\}\}|[^\s]+)");
 
-fn var_ref_re() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| {
-        Regex::new(r"^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$").expect("static regex")
-    })
-}
+static VAR_REF: TextRegex = TextRegex::new(r"^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}\s*$");
 
 /// A command as written, with a whole-string `{{ var }}` replaced by the
 /// variable's own (unrendered) text, so the flag is visible.
 fn expand(raw: &str, tv: &TaskVars<'_>) -> String {
     let mut s = raw.to_string();
     for _ in 0..4 {
-        let Some(c) = var_ref_re().captures(&s) else {
+        let Some(c) = VAR_REF.captures(&s) else {
             break;
         };
         let Some(def) = tv.winner(&c[1]) else { break };
@@ -166,8 +155,8 @@ fn task_findings<'s>(
                 return out;
             };
             let text = expand(&raw, tv);
-            flag_re()
-                .captures_iter(&text)
+            FLAG.captures_all(&text)
+                .iter()
                 .map(|c| c[1].to_string())
                 .collect()
         }
@@ -224,13 +213,10 @@ fn task_findings<'s>(
 /// The list expressions of `ignorePreflightErrors:` in a kubeadm config
 /// template: a `{% for x in EXPR %}` loop, or literal `- item` lines.
 fn template_values(raw: &str) -> Vec<String> {
-    static FOR: OnceLock<Regex> = OnceLock::new();
     // The loop variable is a Jinja name (ASCII, as Jinja's classic lexer);
     // a Unicode `\w` cost ~300 us more to compile.
-    let for_re = FOR.get_or_init(|| {
-        Regex::new(r"\{%-?\s*for\s+[A-Za-z_][0-9A-Za-z_]*\s+in\s+(.+?)\s*-?%\}")
-            .expect("static regex")
-    });
+    static FOR: TextRegex =
+        TextRegex::new(r"\{%-?\s*for\s+[A-Za-z_][0-9A-Za-z_]*\s+in\s+(.+?)\s*-?%\}");
     let mut out = Vec::new();
     let mut lines = raw.lines().peekable();
     while let Some(line) = lines.next() {
@@ -239,7 +225,7 @@ fn template_values(raw: &str) -> Vec<String> {
         }
         let mut literal = Vec::new();
         while let Some(next) = lines.peek() {
-            if let Some(c) = for_re.captures(next) {
+            if let Some(c) = FOR.captures(next) {
                 out.push(format!("{{{{ {} }}}}", &c[1]));
                 break;
             }
