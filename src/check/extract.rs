@@ -117,7 +117,7 @@ fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
             matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1")
         })
     };
-    let short = t.module.rsplit('.').next().unwrap_or("");
+    let short = crate::ansible::task::short_module(&t.module);
     let mut out = Vec::new();
     let Some(writer) = writer(&t.module) else {
         return out;
@@ -273,7 +273,7 @@ enum Writer {
 /// What kind of sysctl writer a module is; `None`: its tasks have no
 /// sysctl effect (their iterations are not even computed).
 fn writer(module: &str) -> Option<Writer> {
-    let short = module.rsplit('.').next().unwrap_or("");
+    let short = crate::ansible::task::short_module(module);
     Some(match (module, short) {
         ("ansible.posix.sysctl", _) => Writer::Sysctl,
         (_, "copy" | "template") => Writer::CopyOrTemplate,

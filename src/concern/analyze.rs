@@ -440,7 +440,7 @@ impl Iteration<'_> {
     /// variables are known (rendering is costly: done on first request).
     pub fn rendered(&self, inst: &TaskInstance, i: usize) -> Option<&str> {
         let all = self.rendered.get_or_init(|| {
-            let is_template = inst.task.module.rsplit('.').next() == Some("template");
+            let is_template = crate::ansible::task::short_module(&inst.task.module) == "template";
             (0..self.writes(inst).len())
                 .map(|w| {
                     let raw = self.content(inst, w);
@@ -748,7 +748,7 @@ enum WriteKind {
 /// What kind of writer a module is for [`writes`]; `None`: its tasks write
 /// no file it knows of.
 fn write_kind(module: &str) -> Option<WriteKind> {
-    let short = module.rsplit('.').next().unwrap_or("");
+    let short = crate::ansible::task::short_module(module);
     Some(match (module, short) {
         (_, "copy") => WriteKind::Copy,
         (_, "template") => WriteKind::Template,

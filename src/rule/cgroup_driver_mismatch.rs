@@ -93,7 +93,7 @@ fn task_sides<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<(bool, Side)> 
     let mut out = Vec::new();
     let r = &facts.reach;
     let t = &r.inst.task;
-    let short = t.module.rsplit('.').next().unwrap_or("");
+    let short = crate::ansible::task::short_module(&t.module);
     if !matches!(
         short,
         "template" | "copy" | "lineinfile" | "command" | "shell"

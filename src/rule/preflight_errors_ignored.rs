@@ -136,7 +136,7 @@ fn task_findings<'s>(
     let mut out = Vec::new();
     let r = &facts.reach;
     let t = &r.inst.task;
-    let short = t.module.rsplit('.').next().unwrap_or("");
+    let short = crate::ansible::task::short_module(&t.module);
     if !matches!(short, "command" | "shell" | "raw" | "template" | "copy") {
         return out;
     }
