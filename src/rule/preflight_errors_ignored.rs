@@ -140,6 +140,27 @@ fn task_findings<'s>(
     if !matches!(short, "command" | "shell" | "raw" | "template" | "copy") {
         return out;
     }
+    // A command line with no flag, that is not a whole `{{ var }}` either
+    // (which `expand` replaces), or a copy without the key: nothing to
+    // report, and no iteration to compute.
+    let raw_command = || {
+        t.arg("_raw_params")
+            .or_else(|| t.arg("cmd"))
+            .and_then(Node::scalar_text)
+    };
+    let quiet = match short {
+        "command" | "shell" | "raw" => raw_command().is_none_or(|raw| {
+            !VAR_REF.is_match(&raw) && !raw.contains("--ignore-preflight-errors")
+        }),
+        "copy" => t
+            .arg("content")
+            .and_then(Node::scalar_text)
+            .is_none_or(|c| !c.contains("ignorePreflightErrors")),
+        _ => false,
+    };
+    if quiet {
+        return out;
+    }
     let iters = facts.iterations(cx.scope);
     let Some(it) = iters.first() else {
         return out;
