@@ -738,18 +738,21 @@ fn find_roles(root: &Path, files: &[DiscoveredFile]) -> Vec<(String, PathBuf)> {
 
 /// Candidate file names for `main`-style lookups: `x.yml`, `x.yaml`, `x`.
 fn yaml_candidates(dir: &Path, stem: &str) -> Vec<PathBuf> {
+    let plain = dir.join(stem);
     if Path::new(stem)
         .extension()
         .is_some_and(|e| e == "yml" || e == "yaml")
     {
-        return vec![dir.join(stem)];
+        return vec![plain];
     }
-    vec![
-        dir.join(format!("{stem}.yml")),
-        dir.join(format!("{stem}.yaml")),
-        dir.join(format!("{stem}.json")),
-        dir.join(stem),
-    ]
+    // `dir/stem` with each suffix appended (not `set_extension`, which
+    // would replace a dotted stem's last part): one join for the four.
+    let with = |suffix: &str| {
+        let mut p = plain.clone().into_os_string();
+        p.push(suffix);
+        PathBuf::from(p)
+    };
+    vec![with(".yml"), with(".yaml"), with(".json"), plain]
 }
 
 fn keyword_node(map: &Node, keys: &[&str]) -> Option<Node> {
@@ -2203,6 +2206,32 @@ impl<'a> Builder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn yaml_candidates_append_each_suffix_to_the_stem() {
+        let old = |dir: &Path, stem: &str| -> Vec<PathBuf> {
+            if Path::new(stem)
+                .extension()
+                .is_some_and(|e| e == "yml" || e == "yaml")
+            {
+                return vec![dir.join(stem)];
+            }
+            vec![
+                dir.join(format!("{stem}.yml")),
+                dir.join(format!("{stem}.yaml")),
+                dir.join(format!("{stem}.json")),
+                dir.join(stem),
+            ]
+        };
+        for dir in ["roles/r/tasks", "/abs/dir", "", "d/"] {
+            for stem in [
+                "main", "a.b", "main.yml", "x.yaml", "", "sub/", "/abs/t", "ü.j2",
+            ] {
+                let dir = Path::new(dir);
+                assert_eq!(yaml_candidates(dir, stem), old(dir, stem), "{dir:?} {stem}");
+            }
+        }
+    }
 
     /// The model of a tree given as (path, text) pairs, every top-level playbook an entry.
     fn model(files: &[(&str, &str)]) -> Project {
