@@ -190,7 +190,10 @@ fn too_complex(template: &str) -> Rendered {
 fn restore_newlines(template: &str, out: &str) -> String {
     let count = |s: &str| s.len() - s.trim_end_matches('\n').len();
     let missing = count(template).saturating_sub(count(out));
-    format!("{out}{}", "\n".repeat(missing))
+    let mut s = String::with_capacity(out.len() + missing);
+    s.push_str(out);
+    s.extend(std::iter::repeat_n('\n', missing));
+    s
 }
 
 /// Only text, expressions and `if` (recursively)?

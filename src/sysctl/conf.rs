@@ -93,6 +93,13 @@ pub fn normalize_path(path: &str) -> Option<String> {
     if !path.starts_with('/') {
         return None;
     }
+    // Most paths are normal already (asked for every write a task makes).
+    if path[1..]
+        .split('/')
+        .all(|c| !c.is_empty() && c != "." && c != "..")
+    {
+        return Some(path.to_string());
+    }
     let mut parts: Vec<&str> = Vec::new();
     for c in path.split('/') {
         match c {
@@ -353,6 +360,17 @@ mod tests {
     fn paths_and_links() {
         assert_eq!(normalize_path("/a//b/./c/../d").as_deref(), Some("/a/b/d"));
         assert_eq!(normalize_path("/../..").as_deref(), Some("/"));
+        for (p, want) in [
+            ("/", "/"),
+            ("/etc/sysctl.d/99-k8s.conf", "/etc/sysctl.d/99-k8s.conf"),
+            ("/etc/sysctl.d/", "/etc/sysctl.d"),
+            ("/etc/.", "/etc"),
+            ("/etc/..", "/"),
+            ("/.hidden/a..b", "/.hidden/a..b"),
+        ] {
+            assert_eq!(normalize_path(p).as_deref(), Some(want), "{p}");
+        }
+        assert_eq!(normalize_path("etc/x"), None);
         assert_eq!(
             resolve_link_target(COMPAT_LINK, "../sysctl.conf"),
             SYSCTL_CONF
