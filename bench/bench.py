@@ -493,7 +493,7 @@ def main_mode(args, tree, playbook, preflint, floor_bin, floor_why, tmp, user_ca
         ]
         keys += ["floor 1", "floor par", "floor distinct"]
     say("preflint and floors, interleaved:")
-    measured = dict(zip(keys, measure_interleaved(specs, args.runs, tmp)))
+    measured = dict(zip(keys, measure_interleaved(specs, max(args.runs, args.fast_runs), tmp)))
     for key, _argv in commands:
         r = measured.get(key)
         if r is None:
@@ -887,6 +887,10 @@ def main(argv):
     ap.add_argument("playbook", metavar="PLAYBOOK", nargs="?",
                     help="entry playbook relative to TREE (default: cluster.yml when TREE has it)")
     ap.add_argument("--runs", type=int, default=5, help="measured runs per command (default 5)")
+    ap.add_argument("--fast-runs", type=int, default=15,
+                    help="measured runs of the preflint and floor rows on TREE, which take ~50 ms each "
+                         "(default 15; never fewer than --runs): on a noisy machine a 5-run median "
+                         "moves by up to 10%% from one run of the script to the next")
     ap.add_argument("--baseline-runs", type=int, default=1, help="runs of ansible-lint (default 1; it takes minutes)")
     ap.add_argument("--no-baseline", action="store_true", help="skip ansible-lint, yamllint and ansible-playbook")
     ap.add_argument("--scale", action="store_true",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark for preflint: prints figures, never asserts timings.
 #
-# Usage: bench/bench.sh [--runs N] [--baseline-runs N] [--no-baseline] [--scale]
+# Usage: bench/bench.sh [--runs N] [--fast-runs N] [--baseline-runs N] [--no-baseline] [--scale]
 #                       [--copies 1,10,100] [--keep-temp] TREE [PLAYBOOK]
 #
 # Builds preflint in release mode (the crate is the parent of this script's
