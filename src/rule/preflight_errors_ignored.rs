@@ -140,21 +140,23 @@ fn task_findings<'s>(
     if !matches!(short, "command" | "shell" | "raw" | "template" | "copy") {
         return out;
     }
+    let command = matches!(short, "command" | "shell" | "raw");
+    // The command line or the copied content as written.
+    let written = match short {
+        _ if command => t.arg("_raw_params").or_else(|| t.arg("cmd")),
+        "copy" => t.arg("content"),
+        _ => None,
+    }
+    .and_then(Node::scalar_text);
     // A command line with no flag, that is not a whole `{{ var }}` either
     // (which `expand` replaces), or a copy without the key: nothing to
     // report, and no iteration to compute.
-    let raw_command = || {
-        t.arg("_raw_params")
-            .or_else(|| t.arg("cmd"))
-            .and_then(Node::scalar_text)
-    };
     let quiet = match short {
-        "command" | "shell" | "raw" => raw_command().is_none_or(|raw| {
-            !VAR_REF.is_match(&raw) && !raw.contains("--ignore-preflight-errors")
-        }),
-        "copy" => t
-            .arg("content")
-            .and_then(Node::scalar_text)
+        _ if command => written
+            .as_deref()
+            .is_none_or(|raw| !VAR_REF.is_match(raw) && !raw.contains("--ignore-preflight-errors")),
+        "copy" => written
+            .as_deref()
             .is_none_or(|c| !c.contains("ignorePreflightErrors")),
         _ => false,
     };
@@ -167,12 +169,8 @@ fn task_findings<'s>(
     };
     let tv = &it.tv;
     let values: Vec<String> = match short {
-        "command" | "shell" | "raw" => {
-            let Some(raw) = t
-                .arg("_raw_params")
-                .or_else(|| t.arg("cmd"))
-                .and_then(Node::scalar_text)
-            else {
+        _ if command => {
+            let Some(raw) = written else {
                 return out;
             };
             let text = expand(&raw, tv);
@@ -187,7 +185,7 @@ fn task_findings<'s>(
                     read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)
                 })
             } else {
-                t.arg("content").and_then(Node::scalar_text).map(Into::into)
+                written.map(Into::into)
             };
             let Some(raw) = raw.filter(|s| s.contains("ignorePreflightErrors")) else {
                 return out;
