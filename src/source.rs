@@ -134,11 +134,18 @@ pub(crate) fn plain_rest<'p>(root: &Path, path: &'p Path) -> Option<&'p str> {
         return None;
     }
     let rest = p.strip_prefix(r)?.strip_prefix(b"/")?;
-    let clean = rest
-        .split(|b| *b == b'/')
-        .all(|seg| !seg.is_empty() && seg != b".")
-        && !rest.contains(&b'\\');
-    if !clean {
+    // One pass over the bytes (asked for every path the walk finds).
+    let bad = |seg: &[u8]| seg.is_empty() || seg == b".";
+    let mut seg_start = 0;
+    for (i, &b) in rest.iter().enumerate() {
+        match b {
+            b'\\' => return None,
+            b'/' if bad(&rest[seg_start..i]) => return None,
+            b'/' => seg_start = i + 1,
+            _ => {}
+        }
+    }
+    if bad(&rest[seg_start..]) {
         return None;
     }
     std::str::from_utf8(rest).ok()
@@ -193,6 +200,12 @@ mod tests {
             "t//u/a",
             "t/u/a",
             "/tt/a",
+            "/t/a\\b",
+            "/t/.",
+            "/t/.hidden/a",
+            "/t/a/.",
+            "/t/a/..",
+            "/t/..a/b.",
         ];
         for r in roots {
             for p in paths {
