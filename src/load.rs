@@ -427,7 +427,7 @@ impl Loader {
                 );
             }
         };
-        if bytes.contains(&0) {
+        if memchr::memchr(0, &bytes).is_some() {
             return refuse(
                 code::BINARY,
                 "binary file (contains NUL bytes); not analysed".into(),
@@ -488,7 +488,7 @@ pub fn read_text_bounded(path: &Path) -> Option<String> {
         return None;
     }
     let bytes = read_at_most(path, MAX_FILE_SIZE, m.len()).ok()??;
-    if bytes.contains(&0) {
+    if memchr::memchr(0, &bytes).is_some() {
         return None;
     }
     Some(match String::from_utf8(bytes) {
