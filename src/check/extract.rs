@@ -5,9 +5,7 @@
 //! `files/` contents, and command lines. Tasks whose conditions are known to
 //! be false are left out; tasks with unknown conditions are kept and marked.
 
-use crate::concern::analyze::{
-    Facts, Iteration, Reach, Scope, arg_text, json_text, read_role_file,
-};
+use crate::concern::analyze::{Facts, Iteration, Reach, Scope, json_text, read_role_file};
 use crate::jinja::{self, Tri};
 use crate::source::SourceMap;
 use crate::sysctl::{Engine, Evidence, Write, WriteKind, parse_conf, sysctl_file_kind};
@@ -111,7 +109,7 @@ fn is_sysctl_path(p: &str) -> bool {
 fn task_writes(r: &Reach<'_>, it: &Iteration<'_>) -> Vec<WriteKind> {
     let tv = &it.tv;
     let t = &r.inst.task;
-    let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
+    let text = |k: &str| it.arg(r.inst, k).map(str::to_string);
     let truthy = |k: &str, default: bool| {
         text(k).map_or(default, |v| {
             matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1")

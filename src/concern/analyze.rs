@@ -414,13 +414,29 @@ pub struct Iteration<'s> {
     rendered: OnceLock<Vec<Option<String>>>,
     command: OnceLock<Option<String>>,
     conds: OnceLock<CondResult>,
+    /// The task's argument texts rendered so far, by position in its
+    /// arguments: the catalog's patterns, the file writes, the sysctl
+    /// extraction and the rules ask for the same few arguments of a task.
+    args: OnceLock<Box<[OnceLock<String>]>>,
 }
 
 impl Iteration<'_> {
+    /// The text of the task's argument `key` after rendering (see
+    /// [`arg_text`]), rendered once per iteration.
+    pub fn arg(&self, inst: &TaskInstance, key: &str) -> Option<&str> {
+        let args = &inst.task.args;
+        // The last of repeated keys counts (see `Task::arg`).
+        let i = args.iter().rposition(|a| a.key == key)?;
+        let slots = self
+            .args
+            .get_or_init(|| args.iter().map(|_| OnceLock::new()).collect());
+        Some(slots[i].get_or_init(|| arg_text(&self.tv, &args[i].value)))
+    }
+
     /// Files written (their contents are read on request: see
     /// [`Iteration::content`]).
     pub fn writes(&self, inst: &TaskInstance) -> &[Written] {
-        self.writes.get_or_init(|| writes(inst, &self.tv))
+        self.writes.get_or_init(|| writes(inst, self))
     }
 
     /// What write `i` puts in its file as far as known: the text of a
@@ -431,8 +447,7 @@ impl Iteration<'_> {
     /// of those that are templates, are most of the rest of that work).
     pub fn content(&self, inst: &TaskInstance, i: usize) -> &str {
         self.writes(inst).get(i).map_or("", |w| {
-            w.content
-                .get_or_init(|| content(inst, &self.tv, self.fs, &w.from))
+            w.content.get_or_init(|| content(inst, self, &w.from))
         })
     }
 
@@ -460,7 +475,7 @@ impl Iteration<'_> {
     /// The command line of command/shell/raw tasks.
     pub fn command(&self, inst: &TaskInstance) -> Option<&str> {
         self.command
-            .get_or_init(|| command_text(inst, &self.tv))
+            .get_or_init(|| command_text(inst, self))
             .as_deref()
     }
 
@@ -535,6 +550,7 @@ impl<'s> Facts<'s> {
                 rendered: OnceLock::new(),
                 command: OnceLock::new(),
                 conds: OnceLock::new(),
+                args: OnceLock::new(),
             };
             match loop_items(self.reach.inst, &base) {
                 Some(items) if !items.is_empty() => items
@@ -579,15 +595,15 @@ pub(crate) fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
     }
 }
 
-pub(crate) fn command_text(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<String> {
+pub(crate) fn command_text(inst: &TaskInstance, it: &Iteration<'_>) -> Option<String> {
     let t = &inst.task;
-    if let Some(n) = t.arg("_raw_params").or_else(|| t.arg("cmd")) {
-        return Some(arg_text(tv, n));
+    if let Some(c) = it.arg(inst, "_raw_params").or_else(|| it.arg(inst, "cmd")) {
+        return Some(c.to_string());
     }
     if let Some(argv) = t.arg("argv").and_then(Node::as_seq) {
         return Some(
             argv.iter()
-                .map(|n| arg_text(tv, n))
+                .map(|n| arg_text(&it.tv, n))
                 .collect::<Vec<_>>()
                 .join(" "),
         );
@@ -647,9 +663,9 @@ enum ContentFrom {
 
 /// The files a task writes. What it puts there is asked for separately
 /// ([`content`]), as only writes whose path a pattern matches need it.
-pub(crate) fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<Written> {
+pub(crate) fn writes(inst: &TaskInstance, it: &Iteration<'_>) -> Vec<Written> {
     let t = &inst.task;
-    let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
+    let text = |k: &str| it.arg(inst, k).map(str::to_string);
     let path = || {
         text("path")
             .or_else(|| text("dest"))
@@ -711,22 +727,17 @@ pub(crate) fn writes(inst: &TaskInstance, tv: &TaskVars<'_>) -> Vec<Written> {
 
 /// What a write puts in its file (a file's text is shared with the file
 /// system memo, not copied).
-fn content(
-    inst: &TaskInstance,
-    tv: &TaskVars<'_>,
-    fs: &crate::load::FsMemo,
-    from: &ContentFrom,
-) -> Arc<str> {
-    let t = &inst.task;
-    let text = |k: &str| t.arg(k).map(|n| arg_text(tv, n));
+fn content(inst: &TaskInstance, it: &Iteration<'_>, from: &ContentFrom) -> Arc<str> {
+    let fs = it.fs;
+    let text = |k: &str| it.arg(inst, k);
     let shared = |k: &str| text(k).map(Arc::<str>::from);
     match from {
         ContentFrom::Arg(k) => shared(k).unwrap_or_default(),
         ContentFrom::CopyContentOrSrc => shared("content")
-            .or_else(|| text("src").and_then(|s| read_role_file(inst, "files", &s, fs)))
+            .or_else(|| text("src").and_then(|s| read_role_file(inst, "files", s, fs)))
             .unwrap_or_default(),
         ContentFrom::TemplateSrc => text("src")
-            .and_then(|s| read_role_file(inst, "templates", &s, fs))
+            .and_then(|s| read_role_file(inst, "templates", s, fs))
             .unwrap_or_default(),
         ContentFrom::Text(t) => Arc::clone(t),
     }
@@ -778,13 +789,12 @@ fn admits(p: &Pattern, module: &str, command: bool) -> bool {
 }
 
 fn pattern_matches(p: &Pattern, inst: &TaskInstance, it: &Iteration<'_>) -> bool {
-    let tv = &it.tv;
     let t = &inst.task;
     if !p.modules.is_empty() && !p.modules.iter().any(|m| *m == t.module) {
         return false;
     }
     for (key, m) in &p.args {
-        let value = t.arg(key).map(|n| bool_canon(&arg_text(tv, n)));
+        let value = it.arg(inst, key).map(bool_canon);
         let ok = match m {
             ArgMatch::OneOf(allowed) => allowed.iter().any(|a| match (a, &value) {
                 (None, None) => true,
@@ -1564,5 +1574,38 @@ mod tests {
         all.sort_unstable();
         all.dedup();
         assert_eq!(all, ["a.yml", "b.yml", "c.yml"]);
+    }
+
+    #[test]
+    fn an_iterations_argument_is_rendered_once_as_arg_text_renders_it() {
+        let dir = crate::check::testing::tree(&[
+            (
+                "site.yml",
+                "- hosts: all\n  vars: {k: net.ipv4.ip_forward}\n  roles: [r]\n",
+            ),
+            (
+                "roles/r/tasks/main.yml",
+                "- ansible.posix.sysctl:\n    name: \"{{ k }}\"\n    value: \"{{ item }}\"\n  loop: [0, 1]\n",
+            ),
+        ]);
+        let l = loaded(dir.path());
+        let scope = Scope::new(&l.project, &l.extra, None);
+        let reached = scope.reached();
+        let facts = &reached[0];
+        let inst = facts.reach.inst;
+        let iters = facts.iterations(&scope);
+        assert_eq!(iters.len(), 2);
+        for (it, item) in iters.iter().zip(["0", "1"]) {
+            for key in ["name", "value"] {
+                let node = inst.task.arg(key).expect("has the argument");
+                let first = it.arg(inst, key).expect("rendered");
+                assert_eq!(first, arg_text(&it.tv, node));
+                // The second request is the first's text, not a new render.
+                assert!(std::ptr::eq(first, it.arg(inst, key).expect("kept")));
+            }
+            assert_eq!(it.arg(inst, "name"), Some("net.ipv4.ip_forward"));
+            assert_eq!(it.arg(inst, "value"), Some(item));
+            assert_eq!(it.arg(inst, "sysctl_file"), None);
+        }
     }
 }

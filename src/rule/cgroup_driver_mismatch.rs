@@ -3,7 +3,7 @@
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::check::Context;
-use crate::concern::analyze::{Facts, arg_text, read_role_file};
+use crate::concern::analyze::{Facts, read_role_file};
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};
 use crate::text_regex::TextRegex;
@@ -105,16 +105,12 @@ fn task_sides<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<(bool, Side)> 
         return out;
     };
     let tv = &it.tv;
+    let arg = |k: &str| it.arg(r.inst, k);
     let content = match short {
-        "template" => t
-            .arg("src")
-            .and_then(|n| read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)),
-        "copy" => t.arg("content").map(|n| arg_text(tv, n).into()),
-        "lineinfile" => t.arg("line").map(|n| arg_text(tv, n).into()),
-        "command" | "shell" => t
-            .arg("_raw_params")
-            .or_else(|| t.arg("cmd"))
-            .map(|n| arg_text(tv, n).into()),
+        "template" => arg("src").and_then(|s| read_role_file(r.inst, "templates", s, cx.scope.fs)),
+        "copy" => arg("content").map(Into::into),
+        "lineinfile" => arg("line").map(Into::into),
+        "command" | "shell" => arg("_raw_params").or_else(|| arg("cmd")).map(Into::into),
         _ => None,
     };
     let Some(content) = content else { return out };

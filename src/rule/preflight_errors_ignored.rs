@@ -3,7 +3,7 @@
 
 use super::{Finding, Rule, RuleMeta, finding};
 use crate::check::Context;
-use crate::concern::analyze::{arg_text, read_role_file};
+use crate::concern::analyze::read_role_file;
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};
 use crate::text_regex::TextRegex;
@@ -181,9 +181,8 @@ fn task_findings<'s>(
         }
         _ => {
             let raw = if short == "template" {
-                t.arg("src").and_then(|n| {
-                    read_role_file(r.inst, "templates", &arg_text(tv, n), cx.scope.fs)
-                })
+                it.arg(r.inst, "src")
+                    .and_then(|s| read_role_file(r.inst, "templates", s, cx.scope.fs))
             } else {
                 written.map(Into::into)
             };
