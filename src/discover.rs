@@ -50,6 +50,11 @@ pub struct DiscoveredFile {
     /// Relative to the root, `/`-separated.
     pub rel: String,
     pub kind: FileKind,
+    /// Another path the walk found for this same file, when this one was
+    /// reached through a link to a directory of the tree and taken from
+    /// the walk of its target ([`through_link`]): what `stat` says of one
+    /// it says of the other.
+    pub same_as: Option<PathBuf>,
 }
 
 /// Paths to leave out, given as paths relative to the root or globs.
@@ -91,11 +96,12 @@ const SKIP_DIRS: &[&str] = &[
 
 /// Walks `root` and returns its files sorted by relative path.
 ///
-/// Each entry of the root, and each entry of a directory at the root, is
-/// walked on its own, in parallel (walking kubespray's 1,100 directories
-/// takes ~12 ms on one thread, most of it in the kernel). A link back to the
-/// root or to such a directory, ancestors these walks do not see, is
-/// reported as the loop it is.
+/// Plain directories are listed and their entries taken in parallel, down
+/// to [`SPLIT_DEPTH`] (walking kubespray's 1,100 directories takes ~12 ms
+/// on one thread, most of it in the kernel); anything else is walked on its
+/// own, in parallel (see [`child`]). A link back to the root or to a
+/// directory above, ancestors these walks do not see, is reported as the
+/// loop it is.
 pub fn discover(
     root: &Path,
     excludes: &Excludes,
@@ -119,15 +125,15 @@ pub fn discover(
     top.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
     let walks: Vec<Vec<Walked>> = top
         .par_iter()
-        .map(|(entry, plain_file)| {
-            if *plain_file {
+        .map(|(entry, kind)| {
+            if *kind == Listed::File {
                 return vec![plain(entry, root, excludes)];
             }
             // A plain directory is split once more (a monorepo keeps most
             // of its files under one `roles/`); anything else is walked
             // whole, which applies the checks to the entry itself.
             let name = entry.file_name().map(|n| n.to_string_lossy().into_owned());
-            let plain_dir = std::fs::symlink_metadata(entry).is_ok_and(|m| m.is_dir())
+            let plain_dir = *kind == Listed::Dir
                 && name.as_deref().is_some_and(|n| !SKIP_DIRS.contains(&n))
                 && !excludes.matches(&display_path(root, entry));
             let children = plain_dir.then(|| std::fs::read_dir(entry).ok()).flatten();
@@ -138,8 +144,8 @@ pub fn discover(
                 canonical_root.clone(),
                 canonical_root.join(entry.file_name().unwrap_or_default()),
             ];
-            split(entry, children, root, excludes, |c| {
-                child(c, root, &ancestors, excludes, sources)
+            split(entry, children, root, excludes, |c, kind| {
+                child(c, kind, 2, root, &ancestors, excludes, sources)
             })
         })
         .collect();
@@ -244,7 +250,7 @@ fn through_link(
             }
         }
     }
-    split(&d.link, entries, root, excludes, |c| {
+    split(&d.link, entries, root, excludes, |c, _| {
         // Only a directory the walk listed, with nothing marked below it.
         let reused = c.file_name().and_then(|name| {
             let g = groups.get(name)?;
@@ -300,32 +306,66 @@ fn renamed(
             kind: classify(&rel),
             path,
             rel,
+            same_as: Some(f.path.clone()),
         });
     }
     Some(w)
 }
 
-/// A child of a plain top-level directory that is not a regular file:
-/// walked whole, except a link to a directory of the tree, which is left
-/// for after the walk ([`through_link`]: listed, and its entries taken from
-/// the walk of the target or walked in parallel; kubespray's
-/// `extra_playbooks/roles -> ../roles`, a third of its tree, was one walk
-/// on one thread). What the walk would skip or report (an excluded or
-/// skipped name, a link out of the tree or to an ancestor) is left to it.
+/// How deep below the root directories are listed and split
+/// ([`child`]); deeper ones are walked whole, without recursion.
+const SPLIT_DEPTH: usize = 16;
+
+/// A child, `depth` levels below the root, of a plain directory that is
+/// not a regular file. A plain directory is listed and its entries taken
+/// in parallel ([`split`]), down to [`SPLIT_DEPTH`]: a walk of its own for
+/// each directory kept one thread on kubespray's `roles/kubernetes-apps`
+/// (467 of the 723 entries of `roles/`) while the other had finished. A
+/// link to a directory of the tree is left for after the walk
+/// ([`through_link`]: listed, and its entries taken from the walk of the
+/// target or walked in parallel; kubespray's `extra_playbooks/roles ->
+/// ../roles`, a third of its tree, was one walk on one thread). Anything
+/// else is walked whole: what the walk would skip or report (an excluded
+/// or skipped name, an unreadable directory, a link out of the tree or to
+/// an ancestor) is left to it.
 fn child(
     path: &Path,
+    kind: Listed,
+    depth: usize,
     root: &Path,
     ancestors: &[PathBuf],
     excludes: &Excludes,
     sources: &SourceMap,
 ) -> Vec<Walked> {
-    let whole = || vec![walk(path, 2, root, ancestors, excludes, sources)];
-    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let whole = || vec![walk(path, depth, root, ancestors, excludes, sources)];
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    if !is_link
-        || name.as_deref().is_none_or(|n| SKIP_DIRS.contains(&n))
-        || excludes.matches(&display_path(root, path))
-    {
+    let skipped_or_excluded = || {
+        name.as_deref().is_none_or(|n| SKIP_DIRS.contains(&n))
+            || excludes.matches(&display_path(root, path))
+    };
+    if kind == Listed::Dir {
+        if depth >= SPLIT_DEPTH || skipped_or_excluded() {
+            return whole();
+        }
+        let (Ok(children), Some(parent)) = (std::fs::read_dir(path), ancestors.last()) else {
+            return whole();
+        };
+        // Not a link: its canonical path is its parent's and its name.
+        let mut below = ancestors.to_vec();
+        below.push(parent.join(path.file_name().unwrap_or_default()));
+        return split(path, children, root, excludes, |c, kind| {
+            child(c, kind, depth + 1, root, &below, excludes, sources)
+        });
+    }
+    // A link deeper down is followed by a walk of its own: each link left
+    // for later is matched against everything the walk found (kubespray's
+    // ten links to `group_vars` below `contrib/` and `inventory/` took
+    // ~0.5 ms more that way).
+    if depth > 2 {
+        return whole();
+    }
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link || skipped_or_excluded() {
         return whole();
     }
     let Ok(target) = path.canonicalize() else {
@@ -352,13 +392,14 @@ fn child(
 }
 
 /// A directory listed here, and its entries in parallel, in name order:
-/// each regular file taken as it is, anything else given to `each`.
+/// each regular file taken as it is, anything else given to `each` with
+/// what the listing says it is.
 fn split(
     dir: &Path,
     entries: std::fs::ReadDir,
     root: &Path,
     excludes: &Excludes,
-    each: impl Fn(&Path) -> Vec<Walked> + Sync,
+    each: impl Fn(&Path, Listed) -> Vec<Walked> + Sync,
 ) -> Vec<Walked> {
     use rayon::prelude::*;
     let mut entries = listing(entries);
@@ -371,11 +412,11 @@ fn split(
         .chain(
             entries
                 .par_iter()
-                .flat_map_iter(|(c, plain_file)| {
-                    if *plain_file {
+                .flat_map_iter(|(c, kind)| {
+                    if *kind == Listed::File {
                         vec![plain(c, root, excludes)]
                     } else {
-                        each(c)
+                        each(c, *kind)
                     }
                 })
                 .collect::<Vec<_>>(),
@@ -391,12 +432,28 @@ pub struct Discovered {
     pub dirs: Vec<PathBuf>,
 }
 
-/// A directory's entries, each with whether it is a regular file (not a
-/// link; the type comes with the listing, no `stat`).
-fn listing(entries: std::fs::ReadDir) -> Vec<(PathBuf, bool)> {
+/// What a directory's listing says an entry is (links not followed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listed {
+    File,
+    Dir,
+    /// A link, or anything else.
+    Other,
+}
+
+/// A directory's entries, each with what it is (the type comes with the
+/// listing, no `stat`).
+fn listing(entries: std::fs::ReadDir) -> Vec<(PathBuf, Listed)> {
     entries
         .filter_map(Result::ok)
-        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_file())))
+        .map(|e| {
+            let kind = match e.file_type() {
+                Ok(t) if t.is_file() => Listed::File,
+                Ok(t) if t.is_dir() => Listed::Dir,
+                _ => Listed::Other,
+            };
+            (e.path(), kind)
+        })
         .collect()
 }
 
@@ -413,6 +470,7 @@ fn plain(path: &Path, root: &Path, excludes: &Excludes) -> Walked {
             path: path.to_path_buf(),
             kind: classify(&rel),
             rel,
+            same_as: None,
         });
     }
     w
@@ -540,6 +598,7 @@ fn walk(
             path: entry.path().to_path_buf(),
             rel,
             kind,
+            same_as: None,
         });
     }
     drop(it);
@@ -754,6 +813,71 @@ mod tests {
     /// directory, a loop below it reported, and an excluded link skipped.
     #[cfg(unix)]
     #[test]
+    fn split_listings_find_what_one_walk_finds_at_every_depth() {
+        let dir = tree(&[
+            "roles/apps/a/b/c/d/tasks/main.yml",
+            "roles/apps/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r/deep.yml",
+            "roles/apps/a/b/skip/x.yml",
+            "roles/apps/a/.git/y.yml",
+            "roles/apps/a/b/kept.yml",
+            "roles/net/defaults/main/one.yml",
+            "roles/net/defaults/main/two.yml",
+            "inventory/sample/group_vars/all.yml",
+            "contrib/t/x/notes.txt",
+        ]);
+        let d = dir.path();
+        // Links below the second level: to a directory of the tree, to an
+        // ancestor (a loop), out of the tree, and dangling.
+        std::os::unix::fs::symlink(
+            "../../../inventory/sample/group_vars",
+            d.join("contrib/t/x/group_vars"),
+        )
+        .expect("link");
+        std::os::unix::fs::symlink("../..", d.join("roles/apps/a/b/up")).expect("link");
+        let outside = tempfile::tempdir().expect("tempdir");
+        std::fs::write(outside.path().join("o.yml"), "- x\n").expect("write");
+        std::os::unix::fs::symlink(outside.path(), d.join("roles/net/defaults/out")).expect("link");
+        std::os::unix::fs::symlink("nowhere", d.join("roles/net/defaults/main/gone.yml"))
+            .expect("link");
+        let excludes = Excludes::new(&["roles/apps/a/b/skip".into()]);
+        let sources = SourceMap::new(d);
+        let mut diags = Vec::new();
+        let found = discover(d, &excludes, &sources, &mut diags);
+        // The same tree walked whole, in one walk from the root.
+        let canonical = d.canonicalize().expect("canonical");
+        let mut once = Vec::new();
+        let reference = collect(
+            vec![walk(d, 0, d, &[canonical], &excludes, &sources)],
+            &mut once,
+        );
+        let rels = |f: &Discovered| -> Vec<(String, FileKind)> {
+            f.files.iter().map(|x| (x.rel.clone(), x.kind)).collect()
+        };
+        assert_eq!(rels(&found), rels(&reference));
+        assert!(
+            found
+                .files
+                .iter()
+                .any(|f| f.rel == "contrib/t/x/group_vars/all.yml")
+        );
+        assert!(found.files.iter().any(|f| f.rel.ends_with("r/deep.yml")));
+        let mut dirs: Vec<&PathBuf> = found.dirs.iter().collect();
+        let mut reference_dirs: Vec<&PathBuf> = reference.dirs.iter().collect();
+        dirs.sort();
+        dirs.dedup();
+        reference_dirs.sort();
+        reference_dirs.dedup();
+        assert_eq!(dirs, reference_dirs);
+        let messages = |ds: &[Diagnostic]| -> Vec<String> {
+            let mut m: Vec<String> = ds.iter().map(|g| g.message.clone()).collect();
+            m.sort();
+            m
+        };
+        assert_eq!(messages(&diags), messages(&once));
+        assert_eq!(diags.len(), 3, "{diags:?}");
+    }
+
+    #[test]
     fn links_to_directories_of_the_tree_are_walked_through() {
         let dir = tree(&["roles/a/tasks/main.yml", "roles/b/x.yml", "roles/top.yml"]);
         let d = dir.path();
@@ -783,6 +907,14 @@ mod tests {
             ]
         );
         assert_eq!(found.files[0].kind, FileKind::Tasks);
+        // Taken from the walk of the target: the same file as its twin
+        // there. `b/` holds a link, so it was walked again; `top.yml` was
+        // listed.
+        assert_eq!(
+            found.files[0].same_as.as_deref(),
+            Some(d.join("roles/a/tasks/main.yml").as_path())
+        );
+        assert!(found.files[1..].iter().all(|f| f.same_as.is_none()));
         let dirs: Vec<String> = found.dirs.iter().map(|p| display_path(d, p)).collect();
         assert!(dirs.iter().any(|p| p == "extra/roles"), "{dirs:?}");
         assert!(dirs.iter().any(|p| p == "extra/roles/a/tasks"), "{dirs:?}");
