@@ -940,6 +940,11 @@ mod tests {
             Rendered::Value(json!([1, 2]))
         );
         assert_eq!(render("{{ s }}\n", &v), Rendered::Value(json!("x\n")));
+        // Several pieces joined as strings, the dropped newlines restored.
+        assert_eq!(
+            render("a: {{ s }}\nb: {{ l }} {{ b }}{{ n }}\n\n", &v),
+            Rendered::Value(json!("a: x\nb: [1, 2] True\n\n"))
+        );
         assert_eq!(render("plain", &v), Rendered::Value(json!("plain")));
         assert_eq!(
             render("{% for i in l %}{{ i }}{% endfor %}", &v),
