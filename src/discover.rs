@@ -807,10 +807,9 @@ mod tests {
         assert!(diags.is_empty(), "{diags:?}");
     }
 
-    /// A link to a directory of the tree, below a top-level directory, is
-    /// walked as the whole walk would walk it (its entries split in
-    /// parallel): every file under the link's path, the link listed as a
-    /// directory, a loop below it reported, and an excluded link skipped.
+    /// Directories listed and split at every depth find what one walk from
+    /// the root finds: files, directories and problems, below links
+    /// deeper down too, past the depth where splitting stops.
     #[cfg(unix)]
     #[test]
     fn split_listings_find_what_one_walk_finds_at_every_depth() {
@@ -877,6 +876,11 @@ mod tests {
         assert_eq!(diags.len(), 3, "{diags:?}");
     }
 
+    /// A link to a directory of the tree, below a top-level directory, is
+    /// walked as the whole walk would walk it (its entries split in
+    /// parallel): every file under the link's path, the link listed as a
+    /// directory, a loop below it reported, and an excluded link skipped.
+    #[cfg(unix)]
     #[test]
     fn links_to_directories_of_the_tree_are_walked_through() {
         let dir = tree(&["roles/a/tasks/main.yml", "roles/b/x.yml", "roles/top.yml"]);

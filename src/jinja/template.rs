@@ -104,8 +104,7 @@ fn render_parsed<'n>(
                     },
                 }
             }
-            let missing = trailing_newlines(template).saturating_sub(trailing_newlines(&joined));
-            joined.extend(std::iter::repeat_n('\n', missing));
+            add_dropped_newlines(template, &mut joined);
             return Rendered::Value(serde_json::Value::String(joined));
         }
     };
@@ -213,18 +212,18 @@ fn too_complex(template: &str) -> Rendered {
     )])
 }
 
-/// How many newlines `s` ends with.
-fn trailing_newlines(s: &str) -> usize {
-    s.len() - s.trim_end_matches('\n').len()
-}
-
 /// Ansible re-adds trailing newlines Jinja dropped, to match the source.
 fn restore_newlines(template: &str, out: &str) -> String {
-    let missing = trailing_newlines(template).saturating_sub(trailing_newlines(out));
-    let mut s = String::with_capacity(out.len() + missing);
-    s.push_str(out);
-    s.extend(std::iter::repeat_n('\n', missing));
+    let mut s = out.to_string();
+    add_dropped_newlines(template, &mut s);
     s
+}
+
+/// [`restore_newlines`] on a rendering of `template` in place.
+fn add_dropped_newlines(template: &str, out: &mut String) {
+    let count = |s: &str| s.len() - s.trim_end_matches('\n').len();
+    let missing = count(template).saturating_sub(count(out));
+    out.extend(std::iter::repeat_n('\n', missing));
 }
 
 /// Only text, expressions and `if` (recursively)?
