@@ -490,7 +490,12 @@ struct Walked {
 }
 
 fn collect(walks: Vec<Walked>, diags: &mut Vec<Diagnostic>) -> Discovered {
-    let mut out = Discovered::default();
+    // Sized once: with a walk per directory, growing them copied the
+    // lists into fresh memory again and again.
+    let mut out = Discovered {
+        files: Vec::with_capacity(walks.iter().map(|w| w.files.len()).sum()),
+        dirs: Vec::with_capacity(walks.iter().map(|w| w.dirs.len()).sum()),
+    };
     for w in walks {
         out.files.extend(w.files);
         out.dirs.extend(w.dirs);

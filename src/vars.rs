@@ -196,8 +196,10 @@ impl DefIndex {
         let hasher = foldhash::fast::RandomState::default();
         let mut defs: HashMap<u64, u32> =
             HashMap::with_capacity_and_hasher(all.len(), Default::default());
-        let mut groups: Vec<(u32, u32, u32)> = Vec::new();
-        let mut names: Vec<&str> = Vec::new();
+        // At most one group per definition: sized once, not grown by
+        // copies into fresh memory.
+        let mut groups: Vec<(u32, u32, u32)> = Vec::with_capacity(all.len());
+        let mut names: Vec<&str> = Vec::with_capacity(all.len());
         let group_of: Vec<u32> = all
             .iter()
             .map(|(name, _)| {
