@@ -124,10 +124,13 @@ pub fn discover(
     let mut top = listing(entries);
     top.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
     let walks: Vec<Vec<Walked>> = top
+        .chunk_by(|a, b| a.1 == Listed::File && b.1 == Listed::File)
+        .collect::<Vec<_>>()
         .par_iter()
-        .map(|(entry, kind)| {
+        .map(|run| {
+            let (entry, kind) = &run[0];
             if *kind == Listed::File {
-                return vec![plain(entry, root, excludes)];
+                return vec![plain(run, root, excludes)];
             }
             // A plain directory is split once more (a monorepo keeps most
             // of its files under one `roles/`); anything else is walked
@@ -151,6 +154,7 @@ pub fn discover(
         .collect();
     let listed_root = Walked {
         dirs: vec![root.to_path_buf()],
+        listings: vec![(root.to_path_buf(), Listing::of(root, &top))],
         ..Walked::default()
     };
     let mut walks: Vec<Walked> = std::iter::once(listed_root)
@@ -406,15 +410,21 @@ fn split(
     entries.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
     let listed = Walked {
         dirs: vec![dir.to_path_buf()],
+        listings: vec![(dir.to_path_buf(), Listing::of(dir, &entries))],
         ..Walked::default()
     };
+    // A run of regular files (in name order) is taken in one piece; each
+    // other entry is given to `each`.
+    let runs: Vec<&[(PathBuf, Listed)]> = entries
+        .chunk_by(|a, b| a.1 == Listed::File && b.1 == Listed::File)
+        .collect();
     std::iter::once(listed)
         .chain(
-            entries
-                .par_iter()
-                .flat_map_iter(|(c, kind)| {
+            runs.par_iter()
+                .flat_map_iter(|run| {
+                    let (c, kind) = &run[0];
                     if *kind == Listed::File {
-                        vec![plain(c, root, excludes)]
+                        vec![plain(run, root, excludes)]
                     } else {
                         each(c, *kind)
                     }
@@ -430,15 +440,89 @@ fn split(
 pub struct Discovered {
     pub files: Vec<DiscoveredFile>,
     pub dirs: Vec<PathBuf>,
+    /// The directories listed whole, by the path they were listed at, with
+    /// their listings.
+    pub listings: Vec<(PathBuf, Listing)>,
 }
 
 /// What a directory's listing says an entry is (links not followed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Listed {
+pub enum Listed {
     File,
     Dir,
     /// A link, or anything else.
     Other,
+}
+
+/// Every name a directory held when the walk listed it, each with what
+/// the listing said it is: later probes of the directory's entries (a
+/// role's `vars/`, `handlers/main.yml`...) are answered from it without a
+/// `stat` where it can tell (see `load::FsMemo`).
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// The names' bytes, one after the other, sorted.
+    names: Vec<u8>,
+    /// Per name, in order: where it ends in `names`, and what it is.
+    ends: Vec<(u32, Listed)>,
+}
+
+impl Listing {
+    /// The listing of `dir`'s `entries` (paths below `dir`, as `listing`
+    /// gives them).
+    fn of(dir: &Path, entries: &[(PathBuf, Listed)]) -> Self {
+        let dir = dir.as_os_str().as_encoded_bytes();
+        let mut named: Vec<(&[u8], Listed)> = entries
+            .iter()
+            .map(|(p, k)| (entry_name(dir, p), *k))
+            .collect();
+        if !named.is_sorted_by(|a, b| a.0 <= b.0) {
+            named.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        }
+        let mut l = Listing {
+            names: Vec::with_capacity(named.iter().map(|(n, _)| n.len()).sum()),
+            ends: Vec::with_capacity(named.len()),
+        };
+        for (name, kind) in named {
+            l.names.extend_from_slice(name);
+            l.ends
+                .push((u32::try_from(l.names.len()).unwrap_or(u32::MAX), kind));
+        }
+        l
+    }
+
+    /// What the listing says `name` is; `None` when it held no such name.
+    #[must_use]
+    pub fn get(&self, name: &std::ffi::OsStr) -> Option<Listed> {
+        let name = name.as_encoded_bytes();
+        let at = |i: usize| {
+            let start = if i == 0 {
+                0
+            } else {
+                self.ends[i - 1].0 as usize
+            };
+            &self.names[start..self.ends[i].0 as usize]
+        };
+        let (mut lo, mut hi) = (0, self.ends.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match at(mid).cmp(name) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(self.ends[mid].1),
+            }
+        }
+        None
+    }
+}
+
+/// The name of `entry`, a path `dir` joined with one name: what follows
+/// `dir` and a `/` (no parse of its components), else its file name.
+fn entry_name<'p>(dir: &[u8], entry: &'p Path) -> &'p [u8] {
+    let bytes = entry.as_os_str().as_encoded_bytes();
+    match bytes.strip_prefix(dir).and_then(|r| r.strip_prefix(b"/")) {
+        Some(name) if !name.is_empty() && !name.contains(&b'/') => name,
+        _ => entry.file_name().unwrap_or_default().as_encoded_bytes(),
+    }
 }
 
 /// A directory's entries, each with what it is (the type comes with the
@@ -457,21 +541,25 @@ fn listing(entries: std::fs::ReadDir) -> Vec<(PathBuf, Listed)> {
         .collect()
 }
 
-/// A regular file below the root, found by listing its directory: what a
-/// walk starting at it finds, without one (walkdir resolves the ancestors
-/// of every walk's start, a `readlink` per component).
-fn plain(path: &Path, root: &Path, excludes: &Excludes) -> Walked {
+/// Regular files below the root, found by listing their directory: what
+/// walks starting at them find, without them (walkdir resolves the
+/// ancestors of every walk's start, a `readlink` per component). One
+/// `Walked` for a directory's run of files, not one each (kubespray's
+/// whole tree: ~6,000 files in ~700 directories).
+fn plain(files: &[(PathBuf, Listed)], root: &Path, excludes: &Excludes) -> Walked {
     let mut w = Walked::default();
-    let rel = display_path(root, path);
-    if excludes.matches(&rel) {
-        w.marks.push(path.to_path_buf());
-    } else {
-        w.files.push(DiscoveredFile {
-            path: path.to_path_buf(),
-            kind: classify(&rel),
-            rel,
-            same_as: None,
-        });
+    for (path, _) in files {
+        let rel = display_path(root, path);
+        if excludes.matches(&rel) {
+            w.marks.push(path.clone());
+        } else {
+            w.files.push(DiscoveredFile {
+                path: path.clone(),
+                kind: classify(&rel),
+                rel,
+                same_as: None,
+            });
+        }
     }
     w
 }
@@ -481,6 +569,7 @@ fn plain(path: &Path, root: &Path, excludes: &Excludes) -> Walked {
 struct Walked {
     files: Vec<DiscoveredFile>,
     dirs: Vec<PathBuf>,
+    listings: Vec<(PathBuf, Listing)>,
     diags: Vec<Diagnostic>,
     /// What a listing reached through a link could not simply rename
     /// (see [`through_link`]): links, excluded entries, problems.
@@ -495,10 +584,12 @@ fn collect(walks: Vec<Walked>, diags: &mut Vec<Diagnostic>) -> Discovered {
     let mut out = Discovered {
         files: Vec::with_capacity(walks.iter().map(|w| w.files.len()).sum()),
         dirs: Vec::with_capacity(walks.iter().map(|w| w.dirs.len()).sum()),
+        listings: Vec::with_capacity(walks.iter().map(|w| w.listings.len()).sum()),
     };
     for w in walks {
         out.files.extend(w.files);
         out.dirs.extend(w.dirs);
+        out.listings.extend(w.listings);
         diags.extend(w.diags);
     }
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
@@ -879,6 +970,91 @@ mod tests {
         };
         assert_eq!(messages(&diags), messages(&once));
         assert_eq!(diags.len(), 3, "{diags:?}");
+        // Each listing holds what the directory holds, links and skipped
+        // or excluded entries included, each as `read_dir` types it.
+        assert!(found.listings.iter().any(|(l, _)| l == d));
+        assert!(found.listings.len() > 10, "{}", found.listings.len());
+        for (listed, listing) in &found.listings {
+            assert!(found.dirs.contains(listed), "{}", listed.display());
+            let mut names = 0;
+            for e in std::fs::read_dir(listed).expect("read_dir") {
+                let e = e.expect("entry");
+                let t = e.file_type().expect("type");
+                let kind = if t.is_file() {
+                    Listed::File
+                } else if t.is_dir() {
+                    Listed::Dir
+                } else {
+                    Listed::Other
+                };
+                assert_eq!(listing.get(&e.file_name()), Some(kind), "{:?}", e.path());
+                names += 1;
+            }
+            assert_eq!(listing.ends.len(), names);
+        }
+        let listing_of = |rel: &str| {
+            let dir = d.join(rel);
+            &found.listings.iter().find(|(l, _)| *l == dir).expect(rel).1
+        };
+        let defaults = listing_of("roles/net/defaults");
+        assert_eq!(defaults.get("out".as_ref()), Some(Listed::Other));
+        assert_eq!(defaults.get("main".as_ref()), Some(Listed::Dir));
+        assert_eq!(defaults.get("mai".as_ref()), None);
+        assert_eq!(
+            listing_of("roles/apps/a/b").get("skip".as_ref()),
+            Some(Listed::Dir)
+        );
+        assert_eq!(
+            listing_of("roles/apps/a").get(".git".as_ref()),
+            Some(Listed::Dir)
+        );
+        // Below a skipped or excluded directory nothing is listed.
+        assert!(
+            !found
+                .listings
+                .iter()
+                .any(|(l, _)| l.starts_with(d.join("roles/apps/a/.git"))
+                    || l.starts_with(d.join("roles/apps/a/b/skip")))
+        );
+    }
+
+    #[test]
+    fn a_listing_finds_each_name_it_holds_and_no_other() {
+        let names = [
+            "main.yml",
+            "main",
+            "a",
+            "main.yaml",
+            "b.yml",
+            "ma",
+            "zz",
+            "Main.yml",
+        ];
+        let entries: Vec<(PathBuf, Listed)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let kind = [Listed::File, Listed::Dir, Listed::Other][i % 3];
+                (Path::new("/d").join(n), kind)
+            })
+            .collect();
+        let l = Listing::of(Path::new("/d"), &entries);
+        for (p, kind) in &entries {
+            assert_eq!(l.get(p.file_name().expect("name")), Some(*kind), "{p:?}");
+        }
+        for absent in [
+            "",
+            "m",
+            "mai",
+            "main.y",
+            "main.yml.j2",
+            "MAIN.YML",
+            "zzz",
+            "0",
+        ] {
+            assert_eq!(l.get(absent.as_ref()), None, "{absent}");
+        }
+        assert_eq!(Listing::of(Path::new("/d"), &[]).get("x".as_ref()), None);
     }
 
     /// A link to a directory of the tree, below a top-level directory, is

@@ -9,10 +9,11 @@
 
 use crate::HashMap;
 use crate::diagnostic::{Diagnostic, code};
+use crate::discover::{Listed, Listing};
 use crate::source::{FileId, SourceMap, Span, line_col};
 use crate::yaml::{self, YamlFile};
 use rayon::prelude::*;
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -487,7 +488,12 @@ pub fn read_text_bounded(path: &Path) -> Option<String> {
     if !m.is_file() || m.len() > MAX_FILE_SIZE {
         return None;
     }
-    let bytes = read_at_most(path, MAX_FILE_SIZE, m.len()).ok()??;
+    bounded_text(read_at_most(path, MAX_FILE_SIZE, m.len()).ok()??)
+}
+
+/// The text of a file's bytes as [`read_text_bounded`] takes it: `None`
+/// for a binary file.
+fn bounded_text(bytes: Vec<u8>) -> Option<String> {
     if memchr::memchr(0, &bytes).is_some() {
         return None;
     }
@@ -549,6 +555,28 @@ pub struct FsMemo {
     same: Mutex<PathMap<PathBuf>>,
     canonical: Mutex<PathMap<Option<PathBuf>>>,
     texts: Mutex<PathMap<Option<Arc<str>>>>,
+    /// Directories a walk listed whole ([`FsMemo::know_listings`]).
+    listings: Mutex<PathMap<Listing>>,
+}
+
+/// `path` split at its last separator, as its directory and its last name,
+/// without parsing its components (a `stat` memo miss asks this of every
+/// path); `None` when the name is empty, `.` or `..`, or the directory is.
+#[cfg(unix)]
+fn dir_and_name(path: &Path) -> Option<(&OsStr, &OsStr)> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    let at = bytes.iter().rposition(|&b| b == b'/')?;
+    let (dir, name) = (&bytes[..at], &bytes[at + 1..]);
+    if dir.is_empty() || matches!(name, b"" | b"." | b"..") {
+        return None;
+    }
+    Some((OsStr::from_bytes(dir), OsStr::from_bytes(name)))
+}
+
+#[cfg(not(unix))]
+fn dir_and_name(path: &Path) -> Option<(&OsStr, &OsStr)> {
+    Some((path.parent()?.as_os_str(), path.file_name()?))
 }
 
 fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -574,6 +602,11 @@ impl FsMemo {
         let same = locked(&self.same).get(path.as_os_str()).cloned();
         if let Some(other) = same {
             let s = self.stat_and_identity(&other);
+            locked(&self.stats).insert(path.as_os_str().to_owned(), s);
+            return s;
+        }
+        if self.listed(path) == Some(None) {
+            let s = (Stat::Missing, None);
             locked(&self.stats).insert(path.as_os_str().to_owned(), s);
             return s;
         }
@@ -607,6 +640,35 @@ impl FsMemo {
         let mut same = locked(&self.same);
         for (path, other) in pairs {
             same.insert(path.into_os_string(), other);
+        }
+    }
+
+    /// Records the listings of directories a walk listed whole: a path
+    /// below one is known to be missing when its name is not in it (on
+    /// Linux, whose file systems tell names apart by case; elsewhere `stat`
+    /// is asked), and not to be a link when its listing says it is a
+    /// regular file or a directory. On kubespray's whole tree ~500 probes
+    /// of absent role directories and files, and ~400 `lstat`s of the
+    /// components of paths being resolved.
+    pub fn know_listings(&self, listings: Vec<(PathBuf, Listing)>) {
+        let mut known = locked(&self.listings);
+        known.reserve(listings.len());
+        for (dir, l) in listings {
+            known.insert(dir.into_os_string(), l);
+        }
+    }
+
+    /// What the listing of `path`'s directory says of it: `None` when no
+    /// listing is known (or the path does not end in a name), `Some(None)`
+    /// when the listing holds no such name and absent names can be trusted
+    /// to be absent.
+    fn listed(&self, path: &Path) -> Option<Option<Listed>> {
+        let (dir, name) = dir_and_name(path)?;
+        let listings = locked(&self.listings);
+        match listings.get(dir)?.get(name) {
+            Some(kind) => Some(Some(kind)),
+            None if cfg!(target_os = "linux") => Some(None),
+            None => None,
         }
     }
 
@@ -658,6 +720,11 @@ impl FsMemo {
         match last {
             Some(Component::Normal(name)) => {
                 let here = self.resolved(parent)?.join(name);
+                match self.listed(&here) {
+                    Some(Some(Listed::File | Listed::Dir)) => return Some(here),
+                    Some(None) => return None,
+                    Some(Some(Listed::Other)) | None => {}
+                }
                 let meta = std::fs::symlink_metadata(&here).ok()?;
                 if meta.file_type().is_symlink() {
                     here.canonicalize().ok()
@@ -668,7 +735,7 @@ impl FsMemo {
             Some(Component::ParentDir) => {
                 let dir = self.resolved(parent)?;
                 // `file/..` is an error, as for realpath.
-                if !std::fs::metadata(&dir).is_ok_and(|m| m.is_dir()) {
+                if self.stat(&dir) != Stat::Dir {
                     return None;
                 }
                 Some(dir.parent().map_or_else(|| dir.clone(), Path::to_path_buf))
@@ -682,7 +749,16 @@ impl FsMemo {
         if let Some(t) = locked(&self.texts).get(path.as_os_str()) {
             return t.clone();
         }
-        let t: Option<Arc<str>> = read_text_bounded(path).map(Into::into);
+        // The size from the memo's `stat`: the file was usually probed
+        // before it is read.
+        let t: Option<Arc<str>> = match self.stat(path) {
+            Stat::File(len) if len <= MAX_FILE_SIZE => read_at_most(path, MAX_FILE_SIZE, len)
+                .ok()
+                .flatten()
+                .and_then(bounded_text)
+                .map(Into::into),
+            _ => None,
+        };
         locked(&self.texts).insert(path.as_os_str().to_owned(), t.clone());
         t
     }
@@ -796,6 +872,47 @@ mod tests {
             walked.identity(&d.join("link/main.yml")).is_some(),
             cfg!(unix)
         );
+    }
+
+    /// What a walk's listing says is taken as it was listed: a name it
+    /// does not hold is missing (on Linux), one it lists as a file or a
+    /// directory is not a link; a file's size still comes from `stat`.
+    #[test]
+    fn listed_directories_answer_for_their_entries() {
+        let dir = crate::check::testing::tree(&[("r/tasks/main.yml", "- x\n")]);
+        let d = dir.path().canonicalize().expect("canonical");
+        let mut found = Vec::new();
+        let sources = SourceMap::new(&d);
+        let mut diags = Vec::new();
+        for (listed, listing) in
+            crate::discover::discover(&d, &Default::default(), &sources, &mut diags).listings
+        {
+            found.push(listed.clone());
+            if listed == d.join("r/tasks") {
+                let fs = FsMemo::default();
+                fs.know_listings(vec![(listed, listing)]);
+                // Created after the listing: not seen where absent names
+                // are trusted to be absent.
+                std::fs::write(d.join("r/tasks/late.yml"), "- y\n").expect("write");
+                let late = d.join("r/tasks/late.yml");
+                let expected = if cfg!(target_os = "linux") {
+                    Stat::Missing
+                } else {
+                    Stat::File(4)
+                };
+                assert_eq!(fs.stat(&late), expected);
+                assert_eq!(fs.canonical(&late), late, "unresolvable: the path itself");
+                assert_eq!(fs.stat(&d.join("r/tasks/main.yml")), Stat::File(4));
+                let main = d.join("r/tasks/main.yml");
+                assert_eq!(fs.canonical(&main), main);
+                assert_eq!(fs.text_bounded(&main).as_deref(), Some("- x\n"));
+                // Outside the listed directory, `stat` answers.
+                assert_eq!(fs.stat(&d.join("r/late.yml")), Stat::Missing);
+                std::fs::write(d.join("r/late.yml"), "z").expect("write");
+                assert_eq!(FsMemo::default().stat(&d.join("r/late.yml")), Stat::File(1));
+            }
+        }
+        assert!(found.contains(&d.join("r/tasks")), "{found:?}");
     }
 
     #[cfg(unix)]

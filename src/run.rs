@@ -187,6 +187,7 @@ pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
     let loader = Loader::with_total(Arc::clone(&sources), common.max_total_mib * 1024 * 1024);
     let found = discover::discover(&root, &excludes, &sources, &mut diags);
     loader.fs.know_dirs(found.dirs);
+    loader.fs.know_listings(found.listings);
     loader.fs.know_same(
         found
             .files
