@@ -123,9 +123,7 @@ pub fn discover(
     };
     let mut top = listing(entries);
     top.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
-    let walks: Vec<Vec<Walked>> = top
-        .chunk_by(|a, b| a.1 == Listed::File && b.1 == Listed::File)
-        .collect::<Vec<_>>()
+    let walks: Vec<Vec<Walked>> = runs(&top)
         .par_iter()
         .map(|run| {
             let (entry, kind) = &run[0];
@@ -413,14 +411,10 @@ fn split(
         listings: vec![(dir.to_path_buf(), Listing::of(dir, &entries))],
         ..Walked::default()
     };
-    // A run of regular files (in name order) is taken in one piece; each
-    // other entry is given to `each`.
-    let runs: Vec<&[(PathBuf, Listed)]> = entries
-        .chunk_by(|a, b| a.1 == Listed::File && b.1 == Listed::File)
-        .collect();
     std::iter::once(listed)
         .chain(
-            runs.par_iter()
+            runs(&entries)
+                .par_iter()
                 .flat_map_iter(|run| {
                     let (c, kind) = &run[0];
                     if *kind == Listed::File {
@@ -462,8 +456,9 @@ pub enum Listed {
 pub struct Listing {
     /// The names' bytes, one after the other, sorted.
     names: Vec<u8>,
-    /// Per name, in order: where it ends in `names`, and what it is.
-    ends: Vec<(u32, Listed)>,
+    /// Per name, in order: where it starts and ends in `names`, and what
+    /// it is.
+    ends: Vec<(u32, u32, Listed)>,
 }
 
 impl Listing {
@@ -482,10 +477,11 @@ impl Listing {
             names: Vec::with_capacity(named.iter().map(|(n, _)| n.len()).sum()),
             ends: Vec::with_capacity(named.len()),
         };
+        let at = |names: &Vec<u8>| u32::try_from(names.len()).unwrap_or(u32::MAX);
         for (name, kind) in named {
+            let start = at(&l.names);
             l.names.extend_from_slice(name);
-            l.ends
-                .push((u32::try_from(l.names.len()).unwrap_or(u32::MAX), kind));
+            l.ends.push((start, at(&l.names), kind));
         }
         l
     }
@@ -494,25 +490,20 @@ impl Listing {
     #[must_use]
     pub fn get(&self, name: &std::ffi::OsStr) -> Option<Listed> {
         let name = name.as_encoded_bytes();
-        let at = |i: usize| {
-            let start = if i == 0 {
-                0
-            } else {
-                self.ends[i - 1].0 as usize
-            };
-            &self.names[start..self.ends[i].0 as usize]
-        };
-        let (mut lo, mut hi) = (0, self.ends.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match at(mid).cmp(name) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(self.ends[mid].1),
-            }
-        }
-        None
+        self.ends
+            .binary_search_by(|&(start, end, _)| self.names[start as usize..end as usize].cmp(name))
+            .ok()
+            .map(|i| self.ends[i].2)
     }
+}
+
+/// A listing's entries in pieces for the walk to take in parallel: each
+/// run of regular files (in name order) in one piece, each other entry
+/// alone.
+fn runs(entries: &[(PathBuf, Listed)]) -> Vec<&[(PathBuf, Listed)]> {
+    entries
+        .chunk_by(|a, b| a.1 == Listed::File && b.1 == Listed::File)
+        .collect()
 }
 
 /// The name of `entry`, a path `dir` joined with one name: what follows

@@ -485,10 +485,18 @@ impl Loader {
 #[must_use]
 pub fn read_text_bounded(path: &Path) -> Option<String> {
     let m = std::fs::metadata(path).ok()?;
-    if !m.is_file() || m.len() > MAX_FILE_SIZE {
+    if !m.is_file() {
         return None;
     }
-    bounded_text(read_at_most(path, MAX_FILE_SIZE, m.len()).ok()??)
+    read_text_of_size(path, m.len())
+}
+
+/// [`read_text_bounded`] of a regular file whose size `stat` gave.
+fn read_text_of_size(path: &Path, len: u64) -> Option<String> {
+    if len > MAX_FILE_SIZE {
+        return None;
+    }
+    bounded_text(read_at_most(path, MAX_FILE_SIZE, len).ok()??)
 }
 
 /// The text of a file's bytes as [`read_text_bounded`] takes it: `None`
@@ -752,11 +760,7 @@ impl FsMemo {
         // The size from the memo's `stat`: the file was usually probed
         // before it is read.
         let t: Option<Arc<str>> = match self.stat(path) {
-            Stat::File(len) if len <= MAX_FILE_SIZE => read_at_most(path, MAX_FILE_SIZE, len)
-                .ok()
-                .flatten()
-                .and_then(bounded_text)
-                .map(Into::into),
+            Stat::File(len) => read_text_of_size(path, len).map(Into::into),
             _ => None,
         };
         locked(&self.texts).insert(path.as_os_str().to_owned(), t.clone());
