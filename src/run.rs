@@ -339,6 +339,7 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
         &catalog,
         &scope,
         &reached,
+        crate::concern::analyze::IterationsAfter::Dropped,
     );
     crate::progress::phase("concerns");
     drop(progress);
@@ -484,6 +485,8 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
                 &catalog,
                 &scope,
                 &reached,
+                // The sysctl extraction and the rules read them too.
+                crate::concern::analyze::IterationsAfter::Kept,
             )
         },
         || {

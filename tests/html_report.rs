@@ -51,6 +51,7 @@ fn verdicts(tree: &Path) -> (String, Vec<preflint::concern::analyze::Verdict>) {
         &catalog,
         &scope,
         &reached,
+        preflint::concern::analyze::IterationsAfter::Dropped,
     );
     (loaded.project.name.clone(), verdicts)
 }
