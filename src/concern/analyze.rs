@@ -970,8 +970,6 @@ pub(crate) fn loop_items(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<Vec<s
     }
 }
 
-/// Computes every concern's verdict.
-#[must_use]
 /// What becomes of a task's iterations (its variables, rendered arguments
 /// and contents) once the analysis has taken its evidence.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -986,6 +984,8 @@ pub enum IterationsAfter {
     Dropped,
 }
 
+/// Computes every concern's verdict.
+#[must_use]
 pub fn analyze<'s>(
     project: &Project,
     sources: &SourceMap,
