@@ -501,7 +501,7 @@ pub struct Facts<'s> {
 
 /// The iterations of one task instance, shared by the entries that reach
 /// it through one shared play: computed on first use, until dropped (see
-/// [`Facts::drop_iterations`]). The lock is held while they are in use: a
+/// [`Iterations::drop_all`]). The lock is held while they are in use: a
 /// task's variables are resolved by one thread at a time (see
 /// `vars::TaskVars`), and the twins of a task, or two rules, may be on
 /// different workers.
@@ -513,6 +513,15 @@ struct FactsCache<'s> {
 /// A task's iterations, held for one thread's use (see [`Facts::iterations`]).
 pub struct Iterations<'f, 's> {
     held: MutexGuard<'f, Option<Vec<Iteration<'s>>>>,
+}
+
+impl Iterations<'_, '_> {
+    /// Drops the task's iterations, with everything computed in them, as
+    /// the hold ends (they are computed again if asked for): memory the
+    /// next tasks reuse.
+    fn drop_all(mut self) {
+        *self.held = None;
+    }
 }
 
 impl<'s> std::ops::Deref for Iterations<'_, 's> {
@@ -565,16 +574,6 @@ impl<'s> Facts<'s> {
             }
         });
         Iterations { held }
-    }
-
-    /// Drops the task's iterations, with everything computed in them (they
-    /// are computed again if asked for): memory the next tasks reuse.
-    fn drop_iterations(&self) {
-        *self
-            .cache()
-            .iters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = None;
     }
 
     /// Whether the task's iterations are computed and kept.
@@ -1094,9 +1093,8 @@ fn match_tasks<'s>(
                     task_evidence(sources, part, role, patterns, facts, &iters).map(|e| (si, e))
                 })
                 .collect();
-            drop(iters);
             if after == IterationsAfter::Dropped {
-                facts.drop_iterations();
+                iters.drop_all();
             }
             evidence
         },
