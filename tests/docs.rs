@@ -29,7 +29,7 @@ fn every_catalog_file_is_loaded_and_ids_are_unique() {
     files.sort();
     let mut embedded: Vec<String> = preflint::concern::catalog::BUILTIN
         .iter()
-        .map(|(f, _)| (*f).to_string())
+        .map(|b| b.path.to_string())
         .collect();
     embedded.sort();
     assert_eq!(
@@ -41,8 +41,17 @@ fn every_catalog_file_is_loaded_and_ids_are_unique() {
     let n = ids.len();
     ids.dedup();
     assert_eq!(ids.len(), n, "concern ids are unique");
-    for (file, text) in preflint::concern::catalog::BUILTIN {
-        let c = preflint::concern::catalog::parse_concern(file, text).expect("valid");
+    for b in preflint::concern::catalog::BUILTIN {
+        let file = b.path;
+        let c = preflint::concern::catalog::parse_concern(file, b.yaml).expect("valid");
+        // The copy every run reads is the same catalog.
+        assert!(b.json.is_some(), "{file} converts to JSON at build time");
+        let from_json = preflint::concern::catalog::parse_builtin(b).expect("valid");
+        assert_eq!(
+            format!("{c:?}"),
+            format!("{from_json:?}"),
+            "{file}: its JSON copy reads as the same concern"
+        );
         assert!(
             file.ends_with(&format!("/{}.yml", c.id)),
             "{file} holds concern {}",
