@@ -563,8 +563,32 @@ pub struct FsMemo {
     same: Mutex<PathMap<PathBuf>>,
     canonical: Mutex<PathMap<Option<PathBuf>>>,
     texts: Mutex<PathMap<Option<Arc<str>>>>,
-    /// Directories a walk listed whole ([`FsMemo::know_listings`]).
-    listings: Mutex<PathMap<Listing>>,
+    /// Directories a walk listed whole ([`FsMemo::know_listings`]), under
+    /// the path the walk spelled and, when that is relative, under the same
+    /// path below the working directory too.
+    listings: Mutex<PathMap<Arc<Listing>>>,
+    /// The working directory, asked once: relative paths are resolved
+    /// against it (kubespray's whole tree checked as `.`: ~300 `getcwd`
+    /// calls before).
+    cwd: std::sync::OnceLock<Option<PathBuf>>,
+}
+
+/// `dir` (relative) below `cwd`, spelled as `FsMemo::resolve` builds paths:
+/// no `.` components. `None` when `dir` is absolute or climbs with `..`.
+fn absolute_spelling(cwd: &Path, dir: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    if !dir.is_relative() {
+        return None;
+    }
+    let mut out = cwd.to_path_buf();
+    for c in dir.components() {
+        match c {
+            Component::CurDir => {}
+            Component::Normal(name) => out.push(name),
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// `path` split at its last separator, as its directory and its last name,
@@ -659,11 +683,27 @@ impl FsMemo {
     /// of absent role directories and files, and ~400 `lstat`s of the
     /// components of paths being resolved.
     pub fn know_listings(&self, listings: Vec<(PathBuf, Listing)>) {
+        let cwd = self.cwd();
         let mut known = locked(&self.listings);
-        known.reserve(listings.len());
+        known.reserve(listings.len() * 2);
         for (dir, l) in listings {
+            let l = Arc::new(l);
+            // A relative directory is also known by its absolute spelling,
+            // which `resolve` asks about (kubespray's whole tree checked as
+            // `.`: ~440 `lstat`s of components already listed, before).
+            if let Some(absolute) = cwd.and_then(|cwd| absolute_spelling(cwd, &dir)) {
+                known.insert(absolute.into_os_string(), Arc::clone(&l));
+            }
             known.insert(dir.into_os_string(), l);
         }
+    }
+
+    /// The working directory (asked of the system once per run; preflint
+    /// never changes it).
+    fn cwd(&self) -> Option<&Path> {
+        self.cwd
+            .get_or_init(|| std::env::current_dir().ok())
+            .as_deref()
     }
 
     /// What the listing of `path`'s directory says of it: `None` when no
@@ -720,7 +760,7 @@ impl FsMemo {
     fn resolve(&self, path: &Path) -> Option<PathBuf> {
         use std::path::Component;
         if path.is_relative() {
-            return self.resolved(&std::env::current_dir().ok()?.join(path));
+            return self.resolved(&self.cwd()?.join(path));
         }
         let mut parts = path.components();
         let last = parts.next_back();
@@ -876,6 +916,26 @@ mod tests {
             walked.identity(&d.join("link/main.yml")).is_some(),
             cfg!(unix)
         );
+    }
+
+    /// A relative directory's listing is also known below the working
+    /// directory, spelled as `resolve` builds paths; one that climbs with
+    /// `..` or is absolute is known as spelled only.
+    #[test]
+    #[cfg(unix)]
+    fn relative_listings_are_known_by_their_absolute_spelling() {
+        let cwd = Path::new("/w/tree");
+        assert_eq!(
+            absolute_spelling(cwd, Path::new("./roles/r/tasks")),
+            Some(PathBuf::from("/w/tree/roles/r/tasks"))
+        );
+        assert_eq!(
+            absolute_spelling(cwd, Path::new("roles/./r")),
+            Some(PathBuf::from("/w/tree/roles/r"))
+        );
+        assert_eq!(absolute_spelling(cwd, Path::new(".")), Some(cwd.into()));
+        assert_eq!(absolute_spelling(cwd, Path::new("../other/roles")), None);
+        assert_eq!(absolute_spelling(cwd, Path::new("/abs/roles")), None);
     }
 
     /// What a walk's listing says is taken as it was listed: a name it
