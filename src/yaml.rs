@@ -406,7 +406,7 @@ impl Builder<'_> {
             | Event::DocumentStart(_)
             | Event::DocumentEnd => Ok(()),
             Event::Scalar(value, style, anchor, tag) => {
-                let node = scalar(value, style, tag.as_deref(), sp);
+                let node = scalar(&value, style, tag.as_deref(), sp);
                 if anchor != 0 {
                     self.anchors.insert(anchor, (node.clone(), 1, 0));
                 }
@@ -696,14 +696,7 @@ fn local_tag(tag: Option<&saphyr_parser::Tag>) -> Tag {
     }
 }
 
-/// A scalar node; the event's text is moved into a string node, not copied
-/// (the scanner builds most scalars as owned strings).
-fn scalar(
-    text: std::borrow::Cow<'_, str>,
-    style: ScalarStyle,
-    tag: Option<&saphyr_parser::Tag>,
-    span: Span,
-) -> Node {
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&saphyr_parser::Tag>, span: Span) -> Node {
     let quoted = !matches!(style, ScalarStyle::Plain);
     let tag_kind = local_tag(tag);
     let core = tag.and_then(|t| {
@@ -714,11 +707,10 @@ fn scalar(
         }
     });
     let value = match (&tag_kind, core) {
-        (Tag::Unsafe | Tag::Vault, _) | (_, Some("str" | "binary")) | (Tag::Other, None) => {
-            Value::Str(text.into_owned())
-        }
-        (Tag::None, None) if quoted => Value::Str(text.into_owned()),
+        (Tag::Unsafe | Tag::Vault, _) | (_, Some("str" | "binary")) => Value::Str(text.to_string()),
         (_, Some(core)) => resolve_core(core, text),
+        (Tag::Other, None) => Value::Str(text.to_string()),
+        (Tag::None, None) if quoted => Value::Str(text.to_string()),
         (Tag::None, None) => resolve_plain(text),
     };
     let tag = if core.is_some() { Tag::None } else { tag_kind };
@@ -730,41 +722,40 @@ fn scalar(
     }
 }
 
-fn resolve_core(core: &str, text: std::borrow::Cow<'_, str>) -> Value {
+fn resolve_core(core: &str, text: &str) -> Value {
     match core {
         "null" => Value::Null,
-        "bool" => resolve_bool(&text).map_or_else(|| Value::Str(text.into_owned()), Value::Bool),
-        "int" => resolve_int(&text).map_or_else(|| Value::Str(text.into_owned()), Value::Int),
-        "float" => resolve_float(&text)
-            .or_else(|| resolve_int(&text).map(|i| i as f64))
-            .map_or_else(|| Value::Str(text.into_owned()), Value::Float),
+        "bool" => resolve_bool(text).map_or_else(|| Value::Str(text.to_string()), Value::Bool),
+        "int" => resolve_int(text).map_or_else(|| Value::Str(text.to_string()), Value::Int),
+        "float" => resolve_float(text)
+            .or_else(|| resolve_int(text).map(|i| i as f64))
+            .map_or_else(|| Value::Str(text.to_string()), Value::Float),
         _ => resolve_plain(text),
     }
 }
 
 /// PyYAML's YAML 1.1 implicit resolver for plain scalars.
 #[must_use]
-pub fn resolve_plain<'t>(text: impl Into<std::borrow::Cow<'t, str>>) -> Value {
-    let text = text.into();
-    if matches!(&*text, "" | "~" | "null" | "Null" | "NULL") {
+pub fn resolve_plain(text: &str) -> Value {
+    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
         return Value::Null;
     }
-    if let Some(b) = resolve_bool(&text) {
+    if let Some(b) = resolve_bool(text) {
         return Value::Bool(b);
     }
     // Every int and float form starts with a digit or `.` after its sign:
     // most scalars (names, paths, templates) are strings at the first byte.
-    let body = text.strip_prefix(['-', '+']).unwrap_or(&text);
+    let body = text.strip_prefix(['-', '+']).unwrap_or(text);
     if !body.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
-        return Value::Str(text.into_owned());
+        return Value::Str(text.to_string());
     }
-    if let Some(i) = resolve_int(&text) {
+    if let Some(i) = resolve_int(text) {
         return Value::Int(i);
     }
-    if let Some(f) = resolve_float(&text) {
+    if let Some(f) = resolve_float(text) {
         return Value::Float(f);
     }
-    Value::Str(text.into_owned())
+    Value::Str(text.to_string())
 }
 
 fn resolve_bool(text: &str) -> Option<bool> {
