@@ -462,7 +462,7 @@ impl Iteration<'_> {
                     if !is_template || !crate::ansible::project::is_templated(raw) {
                         return None;
                     }
-                    match self.tv.render_text_once(raw) {
+                    match self.tv.render_text(raw) {
                         LookupOwned::Value(serde_json::Value::String(s)) => Some(s),
                         _ => None,
                     }
