@@ -458,7 +458,8 @@ fn release<T>(x: T, frees: Frees) {
 
 fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
     let config = config_for(&args.common, args.config.as_deref())?;
-    // The rule data is read while the tree is walked (the walk is serial).
+    // The rule data (~1 ms on kubespray: the catalog, the sysctl baseline,
+    // what kubeadm requires) is read beside the walk, one worker's share.
     let (rule_data, loaded) = rayon::join(
         || -> Result<_, String> {
             Ok((
