@@ -936,7 +936,7 @@ impl<'a> TaskVars<'a> {
     /// they rest on play-level names only. Not kept per task: the
     /// analyses keep what they rendered of a task (`Iteration::arg`,
     /// `Iteration::rendered`), and a memo per task cost more than it saved
-    /// (kubespray's whole tree, `check`: 372.3M -> 369.8M instructions and
+    /// (kubespray's whole tree, `check`: 372.3M -> 369.5M instructions and
     /// ~2 MB less resident memory without it).
     pub fn render_text(&self, s: &str) -> LookupOwned {
         // Not inside a variable's resolution, whose dependencies are
