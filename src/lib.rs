@@ -17,6 +17,7 @@ pub mod concern;
 pub mod config;
 pub mod diagnostic;
 pub mod discover;
+pub mod effect;
 pub mod glob;
 pub mod jinja;
 pub mod load;

@@ -1,0 +1,47 @@
+//! `ansible.posix.sysctl`: a key written into its `sysctl_file`, set live
+//! when `sysctl_set` is on, and the file applied when `reload` is on (the
+//! module's default).
+
+use super::{Effect, EffectKind, SysctlApply, TaskView, Timing};
+
+/// The module's default `sysctl_file`.
+pub(super) const DEFAULT_FILE: &str = "/etc/sysctl.conf";
+
+pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
+    let Some(key) = view.arg("name") else { return };
+    let file = view.arg("sysctl_file").unwrap_or(DEFAULT_FILE).to_string();
+    let boot = crate::sysctl::sysctl_file_kind(&file).is_some();
+    // `reload` runs `sysctl -p <sysctl_file>`: the value in the file is
+    // live afterwards, as with `sysctl_set` (which runs `sysctl -w`).
+    let reload = view.flag("reload", true);
+    let set = view.flag("sysctl_set", false);
+    if view.arg("state") == Some("absent") {
+        out.push(Effect::new(
+            EffectKind::SysctlRemoved {
+                key: key.to_string(),
+                file: file.clone(),
+            },
+            Timing { now: false, boot },
+        ));
+    } else {
+        out.push(Effect::new(
+            EffectKind::SysctlSet {
+                key: key.to_string(),
+                value: view.arg("value").unwrap_or_default().to_string(),
+                file: Some(file.clone()),
+            },
+            Timing {
+                now: reload || set,
+                boot,
+            },
+        ));
+    }
+    if reload {
+        out.push(Effect::new(
+            EffectKind::SysctlApplied {
+                apply: SysctlApply::File(file),
+            },
+            Timing::NOW,
+        ));
+    }
+}

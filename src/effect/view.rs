@@ -1,0 +1,91 @@
+//! How effect derivation sees one task iteration: its module, its
+//! arguments after rendering, its command line, the role files it names.
+//! The analysis implements it; derivation never resolves variables or
+//! reads the file system itself.
+
+use std::sync::Arc;
+
+/// One task iteration, as effect derivation reads it.
+pub trait TaskView {
+    /// The module's fully qualified name.
+    fn module(&self) -> &str;
+
+    /// An argument's text after rendering (the text as written when it
+    /// does not render), under its canonical name; `None` when the task
+    /// does not give it.
+    fn arg(&self, key: &str) -> Option<&str>;
+
+    /// An argument's value after rendering, as JSON (lists stay lists).
+    fn arg_value(&self, key: &str) -> Option<serde_json::Value>;
+
+    /// The command line of `command`/`shell`/`raw` tasks (free form,
+    /// `cmd`, or `argv` joined).
+    fn command(&self) -> Option<&str>;
+
+    /// The text of a file a role ships (`sub` is `files` or `templates`),
+    /// by the `src` the task gives.
+    fn role_file(&self, sub: &str, src: &str) -> Option<Arc<str>>;
+
+    /// A template text rendered with the iteration's variables; `None`
+    /// when it does not render statically.
+    fn render(&self, text: &str) -> Option<String>;
+
+    /// The handlers the task notifies.
+    fn notify(&self) -> &[String];
+
+    /// A boolean argument read as Ansible's `boolean()` does, or `default`
+    /// when it is absent; a value that is not a boolean (an unrendered
+    /// template) reads as `default`.
+    fn flag(&self, key: &str, default: bool) -> bool {
+        self.arg(key).map_or(default, |v| boolean(v).unwrap_or(default))
+    }
+
+    /// An argument that names one thing or a list of things (`name: [a,
+    /// b]`, `name: a,b`), as its items.
+    fn list(&self, key: &str) -> Vec<String> {
+        match self.arg_value(key) {
+            Some(serde_json::Value::Array(items)) => items
+                .iter()
+                .map(|v| match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect(),
+            Some(serde_json::Value::String(s)) => s
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            Some(serde_json::Value::Null) | None => Vec::new(),
+            Some(other) => vec![other.to_string()],
+        }
+    }
+}
+
+/// Ansible's `boolean()` (`module_utils/parsing/convert_bool.py`): the
+/// strings it accepts, case-insensitively; `None` for anything else.
+#[must_use]
+pub fn boolean(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" | "on" | "1" | "true" | "t" | "1.0" => Some(true),
+        "n" | "no" | "off" | "0" | "false" | "f" | "0.0" => Some(false),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::boolean;
+
+    #[test]
+    fn booleans_as_ansible_reads_them() {
+        for t in ["yes", "True", "on", "1", "y", "t"] {
+            assert_eq!(boolean(t), Some(true), "{t}");
+        }
+        for f in ["no", "False", "off", "0", "n", "f"] {
+            assert_eq!(boolean(f), Some(false), "{f}");
+        }
+        assert_eq!(boolean("{{ x }}"), None);
+    }
+}
