@@ -23,6 +23,7 @@ pub mod jinja;
 pub mod load;
 pub mod output;
 pub mod progress;
+pub mod reach;
 pub mod rule;
 pub mod run;
 pub mod source;

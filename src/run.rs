@@ -374,10 +374,10 @@ fn catalog(extra: Option<&Path>) -> Result<Vec<crate::concern::catalog::Concern>
 /// Plays and their variables, indexed once for analysis, while what built
 /// the model is freed (kubespray's whole tree: ~1.5 ms of freeing at 2
 /// threads, beside ~1.5 ms of indexing, partly serial).
-fn scope(loaded: &Loaded, build: Option<Build>) -> crate::concern::analyze::Scope<'_> {
+fn scope(loaded: &Loaded, build: Option<Build>) -> crate::reach::Scope<'_> {
     let (scope, ()) = rayon::join(
         || {
-            crate::concern::analyze::Scope::new(
+            crate::reach::Scope::new(
                 &loaded.project,
                 &loaded.extra,
                 loaded.inventory.as_ref(),
@@ -491,7 +491,7 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
             )
         },
         || {
-            let writes = crate::check::extract::sysctl_writes(&scope, &reached, &loaded.sources);
+            let writes = crate::check::sysctl::sysctl_writes(&scope, &reached, &loaded.sources);
             let sysctl = crate::check::simulate(&base, &writes);
             (writes, sysctl)
         },
@@ -657,7 +657,7 @@ fn sysctl(args: &SysctlArgs) -> Result<u8, String> {
     let build = loaded.take_build();
     let scope = scope(&loaded, build);
     let reached = scope.reached();
-    let writes = crate::check::extract::sysctl_writes(&scope, &reached, &loaded.sources);
+    let writes = crate::check::sysctl::sysctl_writes(&scope, &reached, &loaded.sources);
     let results = crate::check::simulate(&base, &writes);
     let text = match args.format {
         crate::cli::TasksFormat::Json => {

@@ -39,7 +39,7 @@ fn verdicts(tree: &Path) -> (String, Vec<preflint::concern::analyze::Verdict>) {
     let catalog = preflint::concern::catalog::load(None).expect("built-in catalog");
     let loaded =
         preflint::run::load(&args.common, &preflint::config::Config::default()).expect("load");
-    let scope = preflint::concern::analyze::Scope::new(
+    let scope = preflint::reach::Scope::new(
         &loaded.project,
         &loaded.extra,
         loaded.inventory.as_ref(),

@@ -2,10 +2,11 @@
 //! verdicts, sysctl writes and their boot-order simulation), then the rules,
 //! suppression and sorting.
 
-pub mod extract;
+pub mod sysctl;
 
 use crate::ansible::project::Project;
-use crate::concern::analyze::{Scope, Verdict};
+use crate::concern::analyze::Verdict;
+use crate::reach::Scope;
 use crate::diagnostic::Severity;
 use crate::rule::{Finding, RuleMeta};
 use crate::source::SourceMap;
@@ -40,9 +41,9 @@ pub struct Context<'a, 's> {
     pub sources: &'a SourceMap,
     pub scope: &'s Scope<'s>,
     /// Every reachable task with its cached effects.
-    pub reached: &'a [crate::concern::analyze::Facts<'s>],
+    pub reached: &'a [crate::reach::Facts<'s>],
     pub verdicts: &'a [Verdict],
-    pub writes: &'a [extract::Found],
+    pub writes: &'a [sysctl::Found],
     pub sysctl: &'a [KeyResult],
     pub required: &'a [Required],
 }
@@ -87,7 +88,7 @@ impl Context<'_, '_> {
 
 /// Runs the sysctl simulation for the writes found.
 #[must_use]
-pub fn simulate(baseline: &Baseline, writes: &[extract::Found]) -> Vec<KeyResult> {
+pub fn simulate(baseline: &Baseline, writes: &[sysctl::Found]) -> Vec<KeyResult> {
     let plain: Vec<Write> = writes.iter().map(|f| f.write.clone()).collect();
     crate::sysctl::simulate(baseline, &plain)
 }

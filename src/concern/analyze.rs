@@ -5,17 +5,17 @@
 //! Reads the model and the catalog; never names a file, role or tool of a
 //! particular project (the automation's name comes from the project).
 
-use super::catalog::{ArgMatch, Concern, Part, Pattern};
-use crate::ansible::project::{Play, Project, TaskInstance};
-use crate::jinja::{self, Tri, UnknownWhy};
+use super::catalog::{Concern, Part, Pattern};
+use super::matching::{admits, matches};
+use crate::ansible::project::Project;
+use crate::jinja;
+use crate::reach::{Facts, Iteration, IterView, Reach, Scope, When, json_text, per_task};
+pub use crate::reach::{CondEvidence, VarEvidence};
 use crate::source::SourceMap;
-use crate::vars::{DefIndex, ExtraVars, IndexKey, LookupOwned, PlayVars, RunShared, TaskVars};
-use crate::yaml::Node;
-use rayon::prelude::*;
+use crate::vars::{PlayVars, TaskVars};
 use serde::Serialize;
 use std::collections::BTreeSet;
-use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::Arc;
 
 /// How far a part (or a concern) is taken care of, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -58,32 +58,6 @@ impl Overall {
             Overall::Fact => "fact",
         }
     }
-}
-
-/// One variable in a condition, with where its value came from.
-#[derive(Debug, Clone, Serialize)]
-pub struct VarEvidence {
-    pub name: String,
-    /// The rendered value, or why it is unknown.
-    pub value: String,
-    pub known: bool,
-    pub source: Option<String>,
-    pub file: Option<String>,
-    pub line: Option<u32>,
-    /// Lower-precedence definitions this one overrides, as `file:line`.
-    pub overrides: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CondEvidence {
-    pub expr: String,
-    pub file: String,
-    pub line: u32,
-    pub origin: crate::ansible::task::Origin,
-    /// `true`, `false` or `unknown`.
-    pub result: &'static str,
-    pub depends_on: Vec<String>,
-    pub vars: Vec<VarEvidence>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -213,759 +187,14 @@ pub struct Verdict {
     pub fact: Option<FactVerdict>,
 }
 
-/// A reachable task with what it needs for evaluation.
-pub struct Reach<'a> {
-    pub entry: &'a str,
-    pub play: &'a Play,
-    pub play_vars: usize,
-    pub inst: &'a TaskInstance,
-}
-
-/// Every play of every entry, with its variables indexed once.
-pub struct Scope<'a> {
-    pub plays: Vec<(&'a str, &'a Play)>,
-    /// The variables of each distinct play (a play shared by several
-    /// entries is indexed once): `plays[i]` sees `play_vars[vars_of[i]]`.
-    pub play_vars: Vec<PlayVars>,
-    vars_of: Vec<usize>,
-    /// Where templates and copied files are read.
-    pub fs: &'a crate::load::FsMemo,
-}
-
-impl<'a> Scope<'a> {
-    #[must_use]
-    pub fn new(
-        project: &'a Project,
-        extra: &ExtraVars,
-        inventory: Option<&crate::ansible::inventory::Inventory>,
-    ) -> Self {
-        let plays: Vec<(&str, &Play)> = project
-            .entries
-            .iter()
-            .flat_map(|e| e.plays.iter().map(move |p| (e.name.as_str(), &**p)))
-            .collect();
-        // A shared play is the same `Play` (see `Entry::plays`).
-        let mut distinct: Vec<&Play> = Vec::new();
-        let mut index: crate::HashMap<usize, usize> = crate::HashMap::default();
-        let vars_of = plays
-            .iter()
-            .map(|(_, p)| {
-                *index
-                    .entry(std::ptr::from_ref(*p) as usize)
-                    .or_insert_with(|| {
-                        distinct.push(p);
-                        distinct.len() - 1
-                    })
-            })
-            .collect();
-        // One definition index per distinct list of layers, shared by
-        // the plays that have it.
-        let mut key_of: crate::HashMap<IndexKey, usize> = crate::HashMap::default();
-        let mut firsts: Vec<&Play> = Vec::new();
-        let index_of: Vec<usize> = distinct
-            .iter()
-            .map(|p| {
-                *key_of
-                    .entry(DefIndex::key(p, inventory))
-                    .or_insert_with(|| {
-                        firsts.push(p);
-                        firsts.len() - 1
-                    })
-            })
-            .collect();
-        let indexes: Vec<Arc<DefIndex>> = firsts
-            .par_iter()
-            .map(|p| Arc::new(DefIndex::of_play(p, extra, inventory)))
-            .collect();
-        let run = Arc::new(RunShared::default());
-        let play_vars = distinct
-            .par_iter()
-            .zip(index_of)
-            .map(|(p, i)| {
-                PlayVars::from_index(Arc::clone(&indexes[i]), p.tasks.iter().chain(&p.handlers))
-                    .with_run(Arc::clone(&run))
-            })
-            .collect();
-        Scope {
-            plays,
-            play_vars,
-            vars_of,
-            fs: &project.fs,
-        }
-    }
-
-    /// The variables a reachable task sees.
-    #[must_use]
-    pub fn vars(&self, r: &Reach<'a>) -> TaskVars<'_> {
-        TaskVars::new(&self.play_vars[r.play_vars], Some(r.inst))
-    }
-
-    /// Every reachable task (handlers after their play's tasks), in order,
-    /// with a cache of what it does, shared by the
-    /// concern analysis and the rules so each task is rendered once; the
-    /// tasks of a play shared by several entries share one cache.
-    #[must_use]
-    pub fn reached(&self) -> Vec<Facts<'_>> {
-        // A play's tasks are reached in the same order from every entry
-        // that shares it: the twins of its `k`th task are the `k`th of
-        // each of its reaches, the first twin that of its first reach.
-        let mut firsts: Vec<Option<(usize, Arc<[FactsCache<'_>]>)>> =
-            (0..self.play_vars.len()).map(|_| None).collect();
-        let total = self
-            .plays
-            .iter()
-            .map(|(_, p)| p.tasks.len() + p.handlers.len())
-            .sum();
-        let mut out = Vec::with_capacity(total);
-        for (i, (entry, play)) in self.plays.iter().enumerate() {
-            let play_vars = self.vars_of[i];
-            let tasks = play.tasks.iter().chain(&play.handlers);
-            let at = out.len();
-            let (first, caches) = firsts[play_vars].get_or_insert_with(|| {
-                (at, tasks.clone().map(|_| FactsCache::default()).collect())
-            });
-            for (k, inst) in tasks.enumerate() {
-                out.push(Facts {
-                    reach: Reach {
-                        entry,
-                        play,
-                        play_vars,
-                        inst,
-                    },
-                    caches: Arc::clone(caches),
-                    slot: k,
-                    first_twin: *first + k,
-                });
-            }
-        }
-        out
-    }
-}
-
-/// `f` of every reached task, in their order, computed in parallel once per
-/// task and its twins: a twin gets what the first of its twins got, passed
-/// through `twin`.
-pub fn per_task<'s, T: Send + Sync>(
-    reached: &[Facts<'s>],
-    f: impl Fn(&Facts<'s>) -> Vec<T> + Sync + Send,
-    twin: impl Fn(&Facts<'s>, &T) -> T + Sync + Send,
-) -> Vec<T> {
-    per_task_in(reached, f, twin, false)
-}
-
-/// [`per_task`], taking the tasks from the last one first: for a pass that
-/// runs beside another over the same tasks. A task's iterations are in one
-/// thread's hands at a time (see [`Facts::iterations`]); two passes taking
-/// the tasks in the same order follow each other, the faster one waiting,
-/// idle, for each task the slower one holds (on kubespray's whole tree
-/// `check`'s concern analysis and sysctl extraction waited 1-20 ms per run
-/// that way). In opposite orders they meet once.
-pub fn per_task_from_end<'s, T: Send + Sync>(
-    reached: &[Facts<'s>],
-    f: impl Fn(&Facts<'s>) -> Vec<T> + Sync + Send,
-    twin: impl Fn(&Facts<'s>, &T) -> T + Sync + Send,
-) -> Vec<T> {
-    per_task_in(reached, f, twin, true)
-}
-
-fn per_task_in<'s, T: Send + Sync>(
-    reached: &[Facts<'s>],
-    f: impl Fn(&Facts<'s>) -> Vec<T> + Sync + Send,
-    twin: impl Fn(&Facts<'s>, &T) -> T + Sync + Send,
-    from_end: bool,
-) -> Vec<T> {
-    let first = |(i, facts): (usize, &Facts<'s>)| (facts.first_twin == i).then(|| f(facts));
-    let firsts: Vec<Option<Vec<T>>> = if from_end {
-        let mut v: Vec<Option<Vec<T>>> = reached.par_iter().enumerate().rev().map(first).collect();
-        v.reverse();
-        v
-    } else {
-        reached.par_iter().enumerate().map(first).collect()
-    };
-    let twins: Vec<Option<Vec<T>>> = reached
-        .par_iter()
-        .zip(&firsts)
-        .map(|(facts, own)| {
-            own.is_none().then(|| {
-                firsts[facts.first_twin]
-                    .iter()
-                    .flatten()
-                    .map(|x| twin(facts, x))
-                    .collect()
-            })
-        })
-        .collect();
-    firsts
-        .into_iter()
-        .zip(twins)
-        .flat_map(|(own, twin)| own.or(twin).unwrap_or_default())
-        .collect()
-}
-
-/// The result of evaluating a task's condition chain.
-pub type CondResult = (Status, Vec<CondEvidence>, Vec<String>, Vec<String>);
-
-/// One loop iteration of a reachable task (or the task itself without a loop).
-pub struct Iteration<'s> {
-    pub item: Option<serde_json::Value>,
-    pub tv: TaskVars<'s>,
-    pub(crate) fs: &'s crate::load::FsMemo,
-    writes: OnceLock<Vec<Written>>,
-    rendered: OnceLock<Vec<Option<String>>>,
-    command: OnceLock<Option<String>>,
-    conds: OnceLock<CondResult>,
-    /// The task's argument texts rendered so far, by position in its
-    /// arguments: the catalog's patterns, the file writes, the sysctl
-    /// extraction and the rules ask for the same few arguments of a task.
-    args: OnceLock<Box<[OnceLock<String>]>>,
-}
-
-impl Iteration<'_> {
-    /// The text of the task's argument `key` after rendering (see
-    /// [`arg_text`]), rendered once per iteration.
-    pub fn arg(&self, inst: &TaskInstance, key: &str) -> Option<&str> {
-        let args = &inst.task.args;
-        // The last of repeated keys counts (see `Task::arg`).
-        let i = args.iter().rposition(|a| a.key == key)?;
-        let slots = self
-            .args
-            .get_or_init(|| args.iter().map(|_| OnceLock::new()).collect());
-        Some(slots[i].get_or_init(|| arg_text(&self.tv, &args[i].value)))
-    }
-
-    /// Files written (their contents are read on request: see
-    /// [`Iteration::content`]).
-    pub fn writes(&self, inst: &TaskInstance) -> &[Written] {
-        self.writes.get_or_init(|| writes(inst, self))
-    }
-
-    /// What write `i` puts in its file as far as known: the text of a
-    /// template as written (see [`Iteration::rendered`] for its rendering).
-    /// Computed on first request: a pattern asks for it only when the path
-    /// matches (on kubespray's whole tree this leaves out ~0.6% of a run's
-    /// instructions; the contents patterns do look into, and the rendering
-    /// of those that are templates, are most of the rest of that work).
-    pub fn content(&self, inst: &TaskInstance, i: usize) -> &str {
-        self.writes(inst).get(i).map_or("", |w| {
-            w.content.get_or_init(|| content(inst, self, &w.from))
-        })
-    }
-
-    /// The content of write `i` as rendered by Jinja, for templates whose
-    /// variables are known (rendering is costly: done on first request).
-    pub fn rendered(&self, inst: &TaskInstance, i: usize) -> Option<&str> {
-        let all = self.rendered.get_or_init(|| {
-            let is_template = crate::ansible::task::short_module(&inst.task.module) == "template";
-            (0..self.writes(inst).len())
-                .map(|w| {
-                    let raw = self.content(inst, w);
-                    if !is_template || !crate::ansible::project::is_templated(raw) {
-                        return None;
-                    }
-                    match self.tv.render_text(raw) {
-                        LookupOwned::Value(serde_json::Value::String(s)) => Some(s),
-                        _ => None,
-                    }
-                })
-                .collect()
-        });
-        all.get(i).and_then(Option::as_deref)
-    }
-
-    /// The command line of command/shell/raw tasks.
-    pub fn command(&self, inst: &TaskInstance) -> Option<&str> {
-        self.command
-            .get_or_init(|| command_text(inst, self))
-            .as_deref()
-    }
-
-    /// The task's condition chain, evaluated.
-    pub fn conditions(&self, sources: &SourceMap, inst: &TaskInstance) -> &CondResult {
-        self.conds
-            .get_or_init(|| eval_conditions(sources, inst, &self.tv))
-    }
-}
-
-/// A reachable task and its iterations, computed on first use.
-pub struct Facts<'s> {
-    pub reach: Reach<'s>,
-    /// The caches of the tasks of its play (one allocation per distinct
-    /// play), this task's at `slot`.
-    caches: Arc<[FactsCache<'s>]>,
-    slot: usize,
-    /// The index (in [`Scope::reached`]) of the first of this task's twins:
-    /// the same task instance of one play, reached from several entries.
-    /// Twins differ only in their entry.
-    pub first_twin: usize,
-}
-
-/// The iterations of one task instance, shared by the entries that reach
-/// it through one shared play: computed on first use, until dropped (see
-/// [`Iterations::drop_all`]). The lock is held while they are in use: a
-/// task's variables are resolved by one thread at a time (see
-/// `vars::TaskVars`), and the twins of a task, or two rules, may be on
-/// different workers.
-#[derive(Default)]
-struct FactsCache<'s> {
-    iters: Mutex<Option<Vec<Iteration<'s>>>>,
-}
-
-/// A task's iterations, held for one thread's use (see [`Facts::iterations`]).
-pub struct Iterations<'f, 's> {
-    held: MutexGuard<'f, Option<Vec<Iteration<'s>>>>,
-}
-
-impl Iterations<'_, '_> {
-    /// Drops the task's iterations, with everything computed in them, as
-    /// the hold ends (they are computed again if asked for): memory the
-    /// next tasks reuse.
-    fn drop_all(mut self) {
-        *self.held = None;
-    }
-}
-
-impl<'s> std::ops::Deref for Iterations<'_, 's> {
-    type Target = [Iteration<'s>];
-    fn deref(&self) -> &Self::Target {
-        self.held.as_deref().unwrap_or_default()
-    }
-}
-
-impl<'s> Facts<'s> {
-    fn cache(&self) -> &FactsCache<'s> {
-        &self.caches[self.slot]
-    }
-
-    /// The task's loop iterations (one, without `item`, when it has no loop
-    /// or its items are not known statically), for this thread until the
-    /// result is dropped: call it once per task and keep the result, never
-    /// twice at a time for the same task (the second call would wait for
-    /// the first).
-    pub fn iterations(&self, scope: &'s Scope<'_>) -> Iterations<'_, 's> {
-        let mut held = self
-            .cache()
-            .iters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        held.get_or_insert_with(|| {
-            let pv = &scope.play_vars[self.reach.play_vars];
-            let base = TaskVars::new(pv, Some(self.reach.inst));
-            let iteration = |item: Option<serde_json::Value>, tv: TaskVars<'s>| Iteration {
-                item,
-                tv,
-                fs: scope.fs,
-                writes: OnceLock::new(),
-                rendered: OnceLock::new(),
-                command: OnceLock::new(),
-                conds: OnceLock::new(),
-                args: OnceLock::new(),
-            };
-            match loop_items(self.reach.inst, &base) {
-                Some(items) if !items.is_empty() => items
-                    .into_iter()
-                    .map(|it| {
-                        iteration(
-                            Some(it.clone()),
-                            TaskVars::new(pv, Some(self.reach.inst)).with_item(it),
-                        )
-                    })
-                    .collect(),
-                _ => vec![iteration(None, base)],
-            }
-        });
-        Iterations { held }
-    }
-
-    /// Whether the task's iterations are computed and kept.
-    #[cfg(test)]
-    fn has_iterations(&self) -> bool {
-        self.cache()
-            .iters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some()
-    }
-}
-
-fn bool_canon(s: &str) -> String {
-    match s {
-        "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "true" | "True" | "TRUE" => "true".into(),
-        "no" | "No" | "NO" | "off" | "Off" | "OFF" | "false" | "False" | "FALSE" => "false".into(),
-        other => other.to_string(),
-    }
-}
-
-pub(crate) fn json_text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
-/// An argument's text after rendering (the template as written when unknown).
-pub(crate) fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
-    match tv.value(node) {
-        LookupOwned::Value(v) => json_text(&v),
-        _ => node
-            .scalar_text()
-            .unwrap_or_else(|| node.to_json().to_string()),
-    }
-}
-
-pub(crate) fn command_text(inst: &TaskInstance, it: &Iteration<'_>) -> Option<String> {
-    let t = &inst.task;
-    if let Some(c) = it.arg(inst, "_raw_params").or_else(|| it.arg(inst, "cmd")) {
-        return Some(c.to_string());
-    }
-    if let Some(argv) = t.arg("argv").and_then(Node::as_seq) {
-        return Some(
-            argv.iter()
-                .map(|n| arg_text(&it.tv, n))
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
-    }
-    None
-}
-
-pub(crate) fn read_role_file(
-    inst: &TaskInstance,
-    sub: &str,
-    src: &str,
-    fs: &crate::load::FsMemo,
-) -> Option<Arc<str>> {
-    let mut candidates = Vec::new();
-    if let Some(r) = &inst.role_path {
-        candidates.push(r.join(sub).join(src));
-        candidates.push(r.join(src));
-    }
-    let task_file_dir = Path::new(src);
-    if task_file_dir.is_absolute() {
-        candidates.push(task_file_dir.to_path_buf());
-    }
-    candidates
-        .into_iter()
-        .find(|p| fs.is_file(p))
-        .and_then(|p| fs.text_bounded(&p))
-}
-
-/// A file a task writes.
-pub struct Written {
-    pub path: String,
-    from: ContentFrom,
-    content: OnceLock<Arc<str>>,
-}
-
-impl Written {
-    fn new(path: String, from: ContentFrom) -> Self {
-        Written {
-            path,
-            from,
-            content: OnceLock::new(),
-        }
-    }
-}
-
-/// Where the content of a write comes from.
-enum ContentFrom {
-    /// An argument's text (`content`, `line`, `block`, `replace`).
-    Arg(&'static str),
-    /// `content`, else the role file `src` (copy).
-    CopyContentOrSrc,
-    /// The role template `src`, as written.
-    TemplateSrc,
-    /// Known when the write was found.
-    Text(Arc<str>),
-}
-
-/// The files a task writes. What it puts there is asked for separately
-/// ([`content`]), as only writes whose path a pattern matches need it.
-pub(crate) fn writes(inst: &TaskInstance, it: &Iteration<'_>) -> Vec<Written> {
-    let t = &inst.task;
-    let text = |k: &str| it.arg(inst, k).map(str::to_string);
-    let path = || {
-        text("path")
-            .or_else(|| text("dest"))
-            .or_else(|| text("name"))
-    };
-    let Some(kind) = write_kind(&t.module) else {
-        return Vec::new();
-    };
-    let at = |p: Option<String>, from: ContentFrom| {
-        p.map(|p| Written::new(p, from)).into_iter().collect()
-    };
-    match kind {
-        WriteKind::Copy => at(text("dest"), ContentFrom::CopyContentOrSrc),
-        WriteKind::Template => at(text("dest"), ContentFrom::TemplateSrc),
-        WriteKind::LineInFile => at(path(), ContentFrom::Arg("line")),
-        WriteKind::BlockInFile => at(path(), ContentFrom::Arg("block")),
-        WriteKind::Replace => at(path(), ContentFrom::Arg("replace")),
-        WriteKind::IniFile => path()
-            .map(|p| {
-                let line = format!(
-                    "{} = {}",
-                    text("option").unwrap_or_default(),
-                    text("value").unwrap_or_default()
-                );
-                Written::new(p, ContentFrom::Text(line.into()))
-            })
-            .into_iter()
-            .collect(),
-        WriteKind::Modprobe => {
-            if text("persistent").as_deref() == Some("present") {
-                let name = text("name").unwrap_or_default();
-                vec![Written::new(
-                    format!("/etc/modules-load.d/{name}.conf"),
-                    ContentFrom::Text(name.into()),
-                )]
-            } else {
-                Vec::new()
-            }
-        }
-        WriteKind::Sysctl => {
-            if text("state").as_deref() == Some("absent") {
-                return Vec::new();
-            }
-            let file = text("sysctl_file").unwrap_or_else(|| "/etc/sysctl.conf".into());
-            vec![Written::new(
-                file,
-                ContentFrom::Text(
-                    format!(
-                        "{} = {}",
-                        text("name").unwrap_or_default(),
-                        text("value").unwrap_or_default()
-                    )
-                    .into(),
-                ),
-            )]
-        }
-    }
-}
-
-/// What a write puts in its file (a file's text is shared with the file
-/// system memo, not copied).
-fn content(inst: &TaskInstance, it: &Iteration<'_>, from: &ContentFrom) -> Arc<str> {
-    let fs = it.fs;
-    let text = |k: &str| it.arg(inst, k);
-    let shared = |k: &str| text(k).map(Arc::<str>::from);
-    match from {
-        ContentFrom::Arg(k) => shared(k).unwrap_or_default(),
-        ContentFrom::CopyContentOrSrc => shared("content")
-            .or_else(|| text("src").and_then(|s| read_role_file(inst, "files", s, fs)))
-            .unwrap_or_default(),
-        ContentFrom::TemplateSrc => text("src")
-            .and_then(|s| read_role_file(inst, "templates", s, fs))
-            .unwrap_or_default(),
-        ContentFrom::Text(t) => Arc::clone(t),
-    }
-}
-
-/// The modules [`writes`] knows the written files of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum WriteKind {
-    Copy,
-    Template,
-    LineInFile,
-    BlockInFile,
-    Replace,
-    IniFile,
-    Modprobe,
-    Sysctl,
-}
-
-/// What kind of writer a module is for [`writes`]; `None`: its tasks write
-/// no file it knows of.
-fn write_kind(module: &str) -> Option<WriteKind> {
-    let short = crate::ansible::task::short_module(module);
-    Some(match (module, short) {
-        (_, "copy") => WriteKind::Copy,
-        (_, "template") => WriteKind::Template,
-        ("ansible.builtin.lineinfile", _) => WriteKind::LineInFile,
-        ("ansible.builtin.blockinfile", _) => WriteKind::BlockInFile,
-        ("ansible.builtin.replace", _) => WriteKind::Replace,
-        ("community.general.ini_file" | "ansible.builtin.ini_file", _) => WriteKind::IniFile,
-        ("community.general.modprobe", _) => WriteKind::Modprobe,
-        ("ansible.posix.sysctl", _) => WriteKind::Sysctl,
-        _ => return None,
-    })
-}
-
-/// Whether [`command_text`] gives the task a command line.
-fn has_command(t: &crate::ansible::task::Task) -> bool {
-    t.arg("_raw_params").or_else(|| t.arg("cmd")).is_some()
-        || t.arg("argv").and_then(Node::as_seq).is_some()
-}
-
-/// Whether `p` may match a task of `module` (with a command line or not):
-/// its module list admits it, and what it asks the task to write or run is
-/// something such a task can write or run.
-fn admits(p: &Pattern, module: &str, command: bool) -> bool {
-    (p.modules.is_empty() || p.modules.iter().any(|m| m == module))
-        && (p.writes.is_none() || write_kind(module).is_some())
-        && (p.command.is_none() || command)
-}
-
-fn pattern_matches(p: &Pattern, inst: &TaskInstance, it: &Iteration<'_>) -> bool {
-    let t = &inst.task;
-    if !p.modules.is_empty() && !p.modules.iter().any(|m| *m == t.module) {
-        return false;
-    }
-    for (key, m) in &p.args {
-        let value = it.arg(inst, key).map(bool_canon);
-        let ok = match m {
-            ArgMatch::OneOf(allowed) => allowed.iter().any(|a| match (a, &value) {
-                (None, None) => true,
-                (Some(a), Some(v)) => bool_canon(a) == *v,
-                _ => false,
-            }),
-            ArgMatch::Regex(r) => value.as_deref().is_some_and(|v| r.is_match(v)),
-            ArgMatch::Not(vals) => value
-                .as_deref()
-                .is_none_or(|v| !vals.iter().any(|x| bool_canon(x) == v)),
-        };
-        if !ok {
-            return false;
-        }
-    }
-    if let Some(r) = &p.command {
-        match it.command(inst) {
-            Some(c) if r.is_match(c) => {}
-            _ => return false,
-        }
-    }
-    if let Some((path_re, content_re)) = &p.writes {
-        // The source's literal lines first; the rendered template only when needed.
-        let ok = it.writes(inst).iter().enumerate().any(|(i, w)| {
-            path_re.is_match(&w.path)
-                && content_re.as_ref().is_none_or(|c| {
-                    c.is_match(it.content(inst, i))
-                        || it.rendered(inst, i).is_some_and(|r| c.is_match(r))
-                })
-        });
-        if !ok {
-            return false;
-        }
-    }
-    true
-}
-
-fn var_evidence(sources: &SourceMap, tv: &TaskVars<'_>, name: &str) -> VarEvidence {
-    let r = tv.resolve(name);
-    let (value, known) = match &r.lookup {
-        LookupOwned::Value(v) => (json_text(v), true),
-        LookupOwned::Unknown(why) => (format!("unknown ({})", why_label(why)), false),
-        LookupOwned::Missing => ("undefined".into(), false),
-    };
-    let all = tv.all_definitions(name);
-    let winner = r.winner.as_ref();
-    let overrides = all
-        .iter()
-        .filter(|d| winner.is_none_or(|w| w.span != d.span))
-        .map(|d| format!("{}:{}", sources.display(d.span.file), d.span.line))
-        .collect();
-    VarEvidence {
-        name: name.to_string(),
-        value,
-        known,
-        source: winner.map(|w| w.source.clone()),
-        file: winner.map(|w| sources.display(w.span.file)),
-        line: winner.map(|w| w.span.line),
-        overrides,
-    }
-}
-
-pub(crate) fn why_label(w: &UnknownWhy) -> &'static str {
-    match w {
-        UnknownWhy::Fact => "host fact",
-        UnknownWhy::Registered => "registered result",
-        UnknownWhy::RuntimeFact => "set_fact at run time",
-        UnknownWhy::Unset => "not set",
-        UnknownWhy::Vault => "vault-encrypted",
-        UnknownWhy::Lookup => "lookup at run time",
-        UnknownWhy::TooComplex => "not evaluated statically",
-        UnknownWhy::Cycle => "refers to itself",
-    }
-}
-
-/// Evaluates a task's condition chain: its status and the evidence.
-fn eval_conditions(
-    sources: &SourceMap,
-    inst: &TaskInstance,
-    tv: &TaskVars<'_>,
-) -> (Status, Vec<CondEvidence>, Vec<String>, Vec<String>) {
-    let mut evidence = Vec::new();
-    let mut any_false = false;
-    let mut turn_on = BTreeSet::new();
-    let mut runtime = BTreeSet::new();
-    let mut needs_operator = false;
-    for c in inst.conditions.iter() {
-        let result = jinja::eval_condition(&c.expr, tv);
-        let names = jinja::referenced_variables(&c.expr);
-        let (label, depends) = match &result {
-            Tri::True => ("true", Vec::new()),
-            Tri::False => {
-                any_false = true;
-                for n in &names {
-                    turn_on.insert(n.clone());
-                }
-                ("false", Vec::new())
-            }
-            Tri::Unknown(us) => {
-                for u in us {
-                    match u.why {
-                        UnknownWhy::Fact
-                        | UnknownWhy::Registered
-                        | UnknownWhy::RuntimeFact
-                        | UnknownWhy::Lookup => {
-                            runtime.insert(u.var.clone());
-                        }
-                        _ => {
-                            needs_operator = true;
-                            turn_on.insert(u.var.clone());
-                        }
-                    }
-                }
-                (
-                    "unknown",
-                    us.iter()
-                        .map(|u| format!("{} ({})", u.var, why_label(&u.why)))
-                        .collect(),
-                )
-            }
-        };
-        evidence.push(CondEvidence {
-            expr: c.expr.to_string(),
-            file: sources.display(c.span.file),
-            line: c.span.line,
-            origin: c.origin,
-            result: label,
-            depends_on: depends,
-            vars: names.iter().map(|n| var_evidence(sources, tv, n)).collect(),
-        });
-    }
-    let status = if any_false || needs_operator {
+/// A fix's status from its task's conditions.
+fn status_of(w: &When) -> Status {
+    if w.any_false || w.needs_operator {
         Status::Conditional
-    } else if !runtime.is_empty() {
+    } else if !w.runtime.is_empty() {
         Status::FixedWhenRuntime
     } else {
         Status::Fixed
-    };
-    (
-        status,
-        evidence,
-        turn_on.into_iter().collect(),
-        runtime.into_iter().collect(),
-    )
-}
-
-/// The loop items of a task when they are known statically.
-pub(crate) fn loop_items(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<Vec<serde_json::Value>> {
-    let node = inst.task.loop_items.as_ref()?;
-    match tv.value(node) {
-        LookupOwned::Value(serde_json::Value::Array(items)) => Some(items),
-        LookupOwned::Value(v @ serde_json::Value::String(_)) => Some(vec![v]),
-        _ => None,
     }
 }
 
@@ -1049,10 +278,8 @@ fn match_tasks<'s>(
         }
     }
     // The slots a task may match, in slot order, by its module and whether
-    // it has a command line: a task no slot admits is not even rendered.
-    // Computed here per module (thousands of tasks share a few hundred
-    // tasks' modules); whether a task has a command line, in the parallel
-    // pass.
+    // it can have effects: a task no slot admits is not even rendered.
+    // Computed per module: many tasks share few modules.
     let mut tasks: crate::HashSet<usize> = crate::HashSet::default();
     let mut admitted: crate::HashMap<(&str, bool), Vec<usize>> = crate::HashMap::default();
     for facts in reached {
@@ -1060,14 +287,13 @@ fn match_tasks<'s>(
         if !tasks.insert(Arc::as_ptr(t) as usize) {
             continue;
         }
-        for command in [false, true] {
-            let key = (t.module.as_str(), command);
-            admitted.entry(key).or_insert_with(|| {
-                (0..slots.len())
-                    .filter(|&si| slots[si].4.iter().any(|p| admits(p, key.0, key.1)))
-                    .collect()
-            });
-        }
+        let key = (t.module.as_str(), !t.notify.is_empty());
+        admitted.entry(key).or_insert_with(|| {
+            let effects = crate::effect::may_have_effects(key.0, key.1);
+            (0..slots.len())
+                .filter(|&si| slots[si].4.iter().any(|p| admits(p, key.0, effects)))
+                .collect()
+        });
     }
     // A twin gives what the first of its twins gives, from its own entry.
     let twin = |facts: &Facts<'_>, (si, e): &(usize, TaskEvidence)| {
@@ -1080,7 +306,7 @@ fn match_tasks<'s>(
         |facts| {
             let t = &facts.reach.inst.task;
             let candidates = admitted
-                .get(&(t.module.as_str(), has_command(t)))
+                .get(&(t.module.as_str(), !t.notify.is_empty()))
                 .map_or(&[][..], Vec::as_slice);
             if candidates.is_empty() {
                 return Vec::new();
@@ -1119,16 +345,30 @@ fn task_evidence(
     iters: &[Iteration<'_>],
 ) -> Option<TaskEvidence> {
     let r = &facts.reach;
+    let module = r.inst.task.module.as_str();
     for it in iters {
-        let Some(pat) = patterns.iter().find(|p| pattern_matches(p, r.inst, it)) else {
+        let view = IterView::new(r.inst, it);
+        let effects = it.effects(r.inst);
+        let Some(pat) = patterns
+            .iter()
+            .find(|p| effects.iter().any(|e| matches(p, module, e, &view)))
+        else {
             continue;
         };
-        let (status, conds, on, rt) = it.conditions(sources, r.inst).clone();
+        let when = it.conditions(sources, r.inst).clone();
         let status = if role == "check" {
             Status::CheckedOnly
         } else {
-            status
+            status_of(&when)
         };
+        let mut writes: Vec<String> = effects
+            .iter()
+            .filter_map(|e| match &e.kind {
+                crate::effect::EffectKind::SysctlSet { file, .. } => file.clone(),
+                k => k.path().map(str::to_string),
+            })
+            .collect();
+        writes.dedup();
         return Some(TaskEvidence {
             part: part.name.clone(),
             role,
@@ -1141,11 +381,11 @@ fn task_evidence(
             entry: r.entry.to_string(),
             hosts: r.play.hosts.clone(),
             item: it.item.as_ref().map(json_text),
-            turn_on: on,
-            runtime: rt,
+            turn_on: when.turn_on,
+            runtime: when.runtime,
             requires: pat.requires.clone(),
-            writes: it.writes(r.inst).iter().map(|w| w.path.clone()).collect(),
-            conditions: conds,
+            writes,
+            conditions: when.evidence,
         });
     }
     None
@@ -1345,7 +585,7 @@ fn fact_verdict(
                 let names = jinja::referenced_variables(&raw);
                 if let Some(name) = names.first() {
                     variable = Some(name.clone());
-                    let ev = var_evidence(sources, &tv, name);
+                    let ev = crate::reach::var_evidence(sources, &tv, name);
                     for d in tv.all_definitions(name) {
                         definitions.push(VarEvidence {
                             name: name.clone(),
@@ -1691,3 +931,4 @@ mod tests {
         }
     }
 }
+

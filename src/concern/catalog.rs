@@ -89,41 +89,36 @@ impl OneOrMany {
     }
 }
 
+/// A pattern as written: an effect kind, when it must hold, the modules it
+/// may come from, and what its fields must be (the other keys).
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawPattern {
+    effect: OneOrMany,
+    /// `now` (during the run) or `boot` (after a reboot).
+    #[serde(default)]
+    applies: Option<String>,
     #[serde(default)]
     module: Option<OneOrMany>,
-    #[serde(default)]
-    args: BTreeMap<String, serde_yaml::Value>,
-    #[serde(default)]
-    command: Option<String>,
-    #[serde(default)]
-    writes: Option<RawWrites>,
     /// Counts only as far as this other part is fixed (e.g. `sysctl --system`
     /// applies what persistence wrote).
     #[serde(default)]
     requires: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawWrites {
-    path: String,
-    #[serde(default)]
-    content: Option<String>,
+    #[serde(flatten)]
+    fields: BTreeMap<String, serde_yaml::Value>,
 }
 
 // ----- validated -------------------------------------------------------------
 
-/// What an argument must be.
+/// What an effect's field must be.
 #[derive(Debug, Clone)]
-pub enum ArgMatch {
+pub enum FieldMatch {
     /// One of these values (compared as Ansible would: `1` = `"1"`,
-    /// `true` = `yes`); `None` in the list means "not given".
+    /// `true` = `yes`); `None` in the list means "not set".
     OneOf(Vec<Option<String>>),
     Regex(LazyRegex),
     Not(Vec<String>),
+    /// A path glob (`*`, `**`, `?`, `{a,b}`).
+    Glob(crate::glob::Glob),
 }
 
 /// A catalog regex: its syntax is checked when the catalog is read, and it
@@ -308,14 +303,18 @@ fn shared_unicode(src: &str) -> std::sync::Arc<Regex> {
     })
 }
 
+/// A validated pattern: matches one effect of a task iteration.
 #[derive(Debug, Clone)]
 pub struct Pattern {
+    /// The effect kinds it matches (one of them).
+    pub kinds: Vec<crate::effect::Kind>,
+    /// `Some(true)`: the effect must hold now; `Some(false)`: at boot.
+    pub now: Option<bool>,
+    /// The modules the task must run (any when empty).
     pub modules: Vec<String>,
-    pub args: Vec<(String, ArgMatch)>,
-    pub command: Option<LazyRegex>,
-    pub writes: Option<(crate::glob::Glob, Option<LazyRegex>)>,
-    /// Source text of the path glob, for evidence.
-    pub writes_glob: Option<String>,
+    pub fields: Vec<(String, FieldMatch)>,
+    /// What a written file's text must match (`content:`).
+    pub content: Option<LazyRegex>,
     pub requires: Option<String>,
 }
 
@@ -443,6 +442,7 @@ impl Validator<'_> {
     }
 
     fn pattern(&mut self, base: &[&str], raw: RawPattern) -> Option<Pattern> {
+        use crate::effect::Kind;
         let modules = raw.module.map(OneOrMany::into_vec).unwrap_or_default();
         for m in &modules {
             if !m.contains('.') {
@@ -452,21 +452,80 @@ impl Validator<'_> {
                 );
             }
         }
-        let mut args = Vec::new();
-        for (k, v) in raw.args {
-            let path = [base, &["args", k.as_str()]].concat();
+        let mut kinds = Vec::new();
+        for k in raw.effect.into_vec() {
+            match Kind::from_name(&k) {
+                Some(kind) => kinds.push(kind),
+                None => self.err(
+                    &[base, &["effect"]].concat(),
+                    format!(
+                        "unknown effect `{k}` (expected one of {})",
+                        Kind::ALL.map(Kind::name).join(", ")
+                    ),
+                ),
+            }
+        }
+        if kinds.is_empty() {
+            return None;
+        }
+        let now = match raw.applies.as_deref() {
+            None => None,
+            Some("now") => Some(true),
+            Some("boot") => Some(false),
+            Some(other) => {
+                self.err(
+                    &[base, &["applies"]].concat(),
+                    format!("`applies: {other}`: expected `now` or `boot`"),
+                );
+                return None;
+            }
+        };
+        let mut fields = Vec::new();
+        let mut content = None;
+        for (k, v) in raw.fields {
+            let path = [base, &[k.as_str()]].concat();
+            if let Some(kind) = kinds.iter().find(|kind| !kind.fields().contains(&k.as_str())) {
+                self.err(
+                    &path,
+                    format!(
+                        "effect `{}` has no field `{k}` (its fields: {})",
+                        kind.name(),
+                        kind.fields().join(", ")
+                    ),
+                );
+                continue;
+            }
+            let regex_of = |v: &serde_yaml::Value| match v {
+                serde_yaml::Value::Mapping(map) => map.get("regex").and_then(scalar_string),
+                _ => None,
+            };
+            if k == "content" {
+                match regex_of(&v) {
+                    Some(r) => content = Some(self.regex(&path, &r)?),
+                    None => self.err(&path, "`content` takes `{regex: ...}`".into()),
+                }
+                continue;
+            }
             let m = match &v {
-                serde_yaml::Value::Sequence(items) => ArgMatch::OneOf(
+                serde_yaml::Value::Sequence(items) => FieldMatch::OneOf(
                     items
                         .iter()
                         .map(|i| if i.is_null() { None } else { scalar_string(i) })
                         .collect(),
                 ),
                 serde_yaml::Value::Mapping(map) => {
-                    if let Some(r) = map.get("regex").and_then(scalar_string) {
+                    if let Some(r) = regex_of(&v) {
                         match self.regex(&path, &r) {
-                            Some(r) => ArgMatch::Regex(r),
+                            Some(r) => FieldMatch::Regex(r),
                             None => continue,
+                        }
+                    } else if let Some(g) = map.get("glob").and_then(scalar_string) {
+                        match glob_to_regex(&g) {
+                            Some(g) => FieldMatch::Glob(g),
+                            None => {
+                                self.err(&path, format!("invalid path glob `{g}`"));
+                                continue;
+                            }
                         }
                     } else if let Some(n) = map.get("not") {
                         let vals = match n {
@@ -475,54 +534,26 @@ impl Validator<'_> {
                             }
                             other => scalar_string(other).into_iter().collect(),
                         };
-                        ArgMatch::Not(vals)
+                        FieldMatch::Not(vals)
                     } else {
                         self.err(
                             &path,
-                            "an argument pattern mapping needs `regex:` or `not:`".into(),
+                            "a field pattern mapping needs `regex:`, `glob:` or `not:`".into(),
                         );
                         continue;
                     }
                 }
-                serde_yaml::Value::Null => ArgMatch::OneOf(vec![None]),
-                other => ArgMatch::OneOf(vec![scalar_string(other)]),
+                serde_yaml::Value::Null => FieldMatch::OneOf(vec![None]),
+                other => FieldMatch::OneOf(vec![scalar_string(other)]),
             };
-            args.push((k, m));
-        }
-        let command = match raw.command {
-            Some(c) => Some(self.regex(&[base, &["command"]].concat(), &c)?),
-            None => None,
-        };
-        let (writes, writes_glob) = match raw.writes {
-            Some(w) => {
-                let Some(path_re) = glob_to_regex(&w.path) else {
-                    self.err(
-                        &[base, &["writes", "path"]].concat(),
-                        format!("invalid path glob `{}`", w.path),
-                    );
-                    return None;
-                };
-                let content = match w.content {
-                    Some(c) => Some(self.regex(&[base, &["writes", "content"]].concat(), &c)?),
-                    None => None,
-                };
-                (Some((path_re, content)), Some(w.path))
-            }
-            None => (None, None),
-        };
-        if modules.is_empty() && command.is_none() && writes.is_none() {
-            self.err(
-                base,
-                "a pattern needs at least one of `module`, `command`, `writes`".into(),
-            );
-            return None;
+            fields.push((k, m));
         }
         Some(Pattern {
+            kinds,
+            now,
             modules,
-            args,
-            command,
-            writes,
-            writes_glob,
+            fields,
+            content,
             requires: raw.requires,
         })
     }

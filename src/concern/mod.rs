@@ -3,3 +3,4 @@
 
 pub mod analyze;
 pub mod catalog;
+pub mod matching;

@@ -87,7 +87,7 @@ pub fn may_have_effects(module: &str, notifies: bool) -> bool {
 /// Every effect of one task iteration, in the order the node sees them.
 #[must_use]
 pub fn derive(view: &dyn TaskView) -> Vec<Effect> {
-    let mut out = Vec::new();
+    let mut out: Vec<Effect> = Vec::new();
     match family(view.module()) {
         Some(Family::Sysctl) => sysctl::module(view, &mut out),
         Some(Family::File) => file::module(view, &mut out),
@@ -122,12 +122,17 @@ pub fn derive(view: &dyn TaskView) -> Vec<Effect> {
         }
         None => {}
     }
-    // What the files written mean to the node.
-    let mut derived = Vec::new();
-    for e in &out {
-        file::meaning(view, e, &mut derived);
+    // What the files written mean to the node, right after each write (a
+    // command line may apply the file it just wrote).
+    let mut with_meaning = Vec::with_capacity(out.len());
+    for e in out {
+        let at = with_meaning.len();
+        with_meaning.push(e);
+        let mut derived = Vec::new();
+        file::meaning(view, &with_meaning[at], &mut derived);
+        with_meaning.extend(derived);
     }
-    out.extend(derived);
+    let mut out = with_meaning;
     for name in view.notify() {
         out.push(Effect::new(
             EffectKind::HandlerNotified { name: name.clone() },

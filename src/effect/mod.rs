@@ -24,9 +24,11 @@ mod package;
 mod probe;
 mod service;
 mod sysctl;
-mod view;
+mod to_sysctl;
+pub mod view;
 
 pub use derive::{derive, may_have_effects};
+pub use to_sysctl::sysctl_writes;
 pub use view::TaskView;
 
 use crate::sysctl::Engine;
@@ -368,7 +370,7 @@ impl Kind {
             Kind::ModuleBlocked => &["name", "file"],
             Kind::SwapOff => &["how", "unit"],
             Kind::FileWritten => &["path", "mode", "content"],
-            Kind::FileEdited => &["path", "text", "regexp", "remove"],
+            Kind::FileEdited => &["path", "content", "text", "regexp", "remove"],
             Kind::FileRemoved => &["path"],
             Kind::Linked => &["path", "target"],
             Kind::Service => &["unit", "action"],

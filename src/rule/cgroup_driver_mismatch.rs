@@ -3,7 +3,7 @@
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::check::Context;
-use crate::concern::analyze::{Facts, read_role_file};
+use crate::reach::{Facts, read_role_file};
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};
 use crate::text_regex::TextRegex;
@@ -70,7 +70,7 @@ fn value(raw: &str, tv: &TaskVars<'_>) -> Option<String> {
     let raw = raw.trim();
     if let Some(expr) = raw.strip_prefix("{{").and_then(|x| x.strip_suffix("}}")) {
         return match jinja::eval_expression(expr, tv) {
-            Rendered::Value(v) => Some(crate::concern::analyze::json_text(&v)),
+            Rendered::Value(v) => Some(crate::reach::json_text(&v)),
             Rendered::Unknown(_) => None,
         };
     }
@@ -149,7 +149,7 @@ impl Rule for CgroupDriverMismatch {
         // each with its twins once; the sides keep the order of the tasks.
         // From the last task: `preflight_errors_ignored` may run beside
         // this rule, taking them from the first (see `per_task_from_end`).
-        let sides: Vec<(bool, Side)> = crate::concern::analyze::per_task_from_end(
+        let sides: Vec<(bool, Side)> = crate::reach::per_task_from_end(
             cx.reached,
             |facts| task_sides(cx, facts),
             |_, side| side.clone(),

@@ -3,7 +3,7 @@
 
 use super::{Finding, Rule, RuleMeta, finding};
 use crate::check::Context;
-use crate::concern::analyze::read_role_file;
+use crate::reach::read_role_file;
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};
 use crate::text_regex::TextRegex;
@@ -114,7 +114,7 @@ impl Rule for PreflightErrorsIgnored {
         // Tasks are read in parallel, each with its twins once (a twin
         // would be reported at the place of the first one); in the order
         // of the tasks, the first finding at a place is kept.
-        let found = crate::concern::analyze::per_task(
+        let found = crate::reach::per_task(
             cx.reached,
             |facts| task_findings(cx, facts),
             |_, _| None,
@@ -131,7 +131,7 @@ impl Rule for PreflightErrorsIgnored {
 /// The findings of one reachable task (first loop iteration).
 fn task_findings<'s>(
     cx: &Context<'_, 's>,
-    facts: &crate::concern::analyze::Facts<'s>,
+    facts: &crate::reach::Facts<'s>,
 ) -> Vec<Option<Finding>> {
     let mut out = Vec::new();
     let r = &facts.reach;

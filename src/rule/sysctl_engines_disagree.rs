@@ -4,7 +4,7 @@
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::HashMap;
 use crate::check::Context;
-use crate::check::extract::Found;
+use crate::check::sysctl::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::{Engine, WriteKind};
 

@@ -3,7 +3,7 @@
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::check::Context;
-use crate::check::extract::Found;
+use crate::check::sysctl::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;
 use crate::{HashMap, HashSet};

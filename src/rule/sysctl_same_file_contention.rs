@@ -4,7 +4,7 @@
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::HashMap;
 use crate::check::Context;
-use crate::check::extract::Found;
+use crate::check::sysctl::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;
 
@@ -203,7 +203,7 @@ mod rule_tests {
 #[cfg(test)]
 mod earlier_tests {
     use super::{Earlier, Persist};
-    use crate::check::extract::Found;
+    use crate::check::sysctl::Found;
     use crate::sysctl::{Evidence, Write, WriteKind};
 
     fn found(line: u32) -> Found {

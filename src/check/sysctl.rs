@@ -1,0 +1,89 @@
+//! Every sysctl write of the reached tasks, in run order, read from their
+//! effects, as input for the boot-order simulator.
+//!
+//! Tasks whose conditions are known to be false are left out; tasks with
+//! unknown conditions are kept and marked.
+
+use crate::jinja::{self, Tri};
+use crate::reach::{Facts, Reach, Scope};
+use crate::source::SourceMap;
+use crate::sysctl::{Evidence, Write};
+use crate::vars::TaskVars;
+
+/// A write plus where it was found, for findings.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub write: Write,
+    /// The role that owns the task (last of the chain), if any.
+    pub role: Option<String>,
+    pub column: u32,
+}
+
+/// Whether a task's conditions hold: `Some(true)` all true, `Some(false)`
+/// one false, `None` unknown.
+#[must_use]
+pub fn conditions_hold(r: &Reach<'_>, tv: &TaskVars<'_>) -> Option<bool> {
+    let mut unknown = false;
+    for c in r.inst.conditions.iter() {
+        match jinja::eval_condition(&c.expr, tv) {
+            Tri::False => return Some(false),
+            Tri::Unknown(_) => unknown = true,
+            Tri::True => {}
+        }
+    }
+    if unknown { None } else { Some(true) }
+}
+
+/// Every sysctl write of the reachable tasks, in execution order.
+#[must_use]
+pub fn sysctl_writes<'s>(
+    scope: &'s Scope<'_>,
+    reached: &[Facts<'s>],
+    sources: &SourceMap,
+) -> Vec<Found> {
+    // From the last task: `check` runs this beside the concern analysis,
+    // which takes the tasks from the first (see `per_task_from_end`).
+    crate::reach::per_task_from_end(
+        reached,
+        |facts| task_found(scope, facts, sources),
+        |_, found| found.clone(),
+    )
+}
+
+/// The sysctl writes of one reachable task, every iteration.
+fn task_found<'s>(scope: &'s Scope<'_>, facts: &Facts<'s>, sources: &SourceMap) -> Vec<Found> {
+    let mut out = Vec::new();
+    let r = &facts.reach;
+    let t = &r.inst.task;
+    if r.inst.duplicate || !crate::effect::may_have_effects(&t.module, !t.notify.is_empty()) {
+        return out;
+    }
+    for it in facts.iterations(scope).iter() {
+        let kinds = crate::effect::sysctl_writes(it.effects(r.inst));
+        if kinds.is_empty() {
+            continue;
+        }
+        // Conditions cost a render: evaluated only for tasks that write.
+        let hold = conditions_hold(r, &it.tv);
+        if hold == Some(false) {
+            continue;
+        }
+        let evidence = Evidence {
+            file: sources.display(t.span.file),
+            line: t.span.line,
+            task: t.display_name().to_string(),
+        };
+        for kind in kinds {
+            out.push(Found {
+                write: Write {
+                    kind,
+                    evidence: evidence.clone(),
+                    conditional: hold.is_none(),
+                },
+                role: r.inst.roles.last().cloned(),
+                column: t.span.col,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,94 @@
+//! The sysctl simulator's input from effects: what each effect of a task
+//! iteration does to sysctl files and live values, in order.
+
+use super::{Effect, EffectKind, ServiceAction, SysctlApply};
+use crate::sysctl::{Engine, WriteKind, sysctl_file_kind};
+
+/// The sysctl writes of one task iteration's effects, in order.
+#[must_use]
+pub fn sysctl_writes(effects: &[Effect]) -> Vec<WriteKind> {
+    let mut out: Vec<WriteKind> = Vec::new();
+    let push = |w: WriteKind, out: &mut Vec<WriteKind>| {
+        // A command line and the unit it restarts may both say "apply
+        // everything": once is what happens.
+        if out.last() != Some(&w) {
+            out.push(w);
+        }
+    };
+    for e in effects {
+        match &e.kind {
+            EffectKind::SysctlSet { key, value, file } => {
+                if let Some(file) = file {
+                    push(
+                        WriteKind::Persist {
+                            file: file.clone(),
+                            key: key.clone(),
+                            value: value.clone(),
+                        },
+                        &mut out,
+                    );
+                }
+                // A value the task also sets live (`sysctl -w`,
+                // `sysctl_set`); a reload is its own `ApplyFile`.
+                if e.timing.now {
+                    push(
+                        WriteKind::SetLive {
+                            key: key.clone(),
+                            value: value.clone(),
+                        },
+                        &mut out,
+                    );
+                }
+            }
+            EffectKind::SysctlRemoved { key, file } => push(
+                WriteKind::Remove {
+                    file: file.clone(),
+                    key: key.clone(),
+                },
+                &mut out,
+            ),
+            EffectKind::SysctlApplied { apply } => push(
+                match apply {
+                    SysctlApply::File(file) => WriteKind::ApplyFile { file: file.clone() },
+                    SysctlApply::All(engine) => WriteKind::ApplyAll { engine: *engine },
+                },
+                &mut out,
+            ),
+            // A whole file replaced: what it held before is gone, then its
+            // keys are persisted (the `SysctlSet`s that follow).
+            EffectKind::FileWritten {
+                path,
+                replaces_link,
+                ..
+            } if *replaces_link && sysctl_file_kind(path).is_some() => {
+                push(WriteKind::DeleteFile { file: path.clone() }, &mut out);
+            }
+            EffectKind::FileRemoved { path } if sysctl_file_kind(path).is_some() => {
+                push(WriteKind::DeleteFile { file: path.clone() }, &mut out);
+            }
+            EffectKind::Linked { path, target } if sysctl_file_kind(path).is_some() => push(
+                WriteKind::Link {
+                    file: path.clone(),
+                    target: target.clone(),
+                },
+                &mut out,
+            ),
+            EffectKind::Service { unit, action }
+                if unit.trim_end_matches(".service") == "systemd-sysctl"
+                    && matches!(
+                        action,
+                        ServiceAction::Started | ServiceAction::Restarted | ServiceAction::Reloaded
+                    ) =>
+            {
+                push(
+                    WriteKind::ApplyAll {
+                        engine: Engine::SystemdSysctl,
+                    },
+                    &mut out,
+                );
+            }
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,225 @@
+//! One reached task and its loop iterations: the variables each iteration
+//! sees, its arguments rendered once, its command line, its conditions
+//! evaluated and its effects, all computed on first use and kept while a
+//! consumer holds them.
+
+use super::{IterView, Reach, Scope, When};
+use crate::ansible::project::TaskInstance;
+use crate::effect::Effect;
+use crate::source::SourceMap;
+use crate::vars::{LookupOwned, TaskVars};
+use crate::yaml::Node;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+/// One loop iteration of a reachable task (or the task itself without a loop).
+pub struct Iteration<'s> {
+    pub item: Option<serde_json::Value>,
+    pub tv: TaskVars<'s>,
+    pub(crate) fs: &'s crate::load::FsMemo,
+    command: OnceLock<Option<String>>,
+    conds: OnceLock<When>,
+    effects: OnceLock<Vec<Effect>>,
+    /// The task's argument texts rendered so far, by position in its
+    /// arguments: the catalog's patterns, the file writes, the sysctl
+    /// extraction and the rules ask for the same few arguments of a task.
+    args: OnceLock<Box<[OnceLock<String>]>>,
+}
+
+impl Iteration<'_> {
+    /// The text of the task's argument `key` after rendering (see
+    /// [`arg_text`]), rendered once per iteration.
+    pub fn arg(&self, inst: &TaskInstance, key: &str) -> Option<&str> {
+        let args = &inst.task.args;
+        // The last of repeated keys counts (see `Task::arg`).
+        let i = args.iter().rposition(|a| a.key == key)?;
+        let slots = self
+            .args
+            .get_or_init(|| args.iter().map(|_| OnceLock::new()).collect());
+        Some(slots[i].get_or_init(|| arg_text(&self.tv, &args[i].value)))
+    }
+
+    /// The command line of command/shell/raw tasks.
+    pub fn command(&self, inst: &TaskInstance) -> Option<&str> {
+        self.command
+            .get_or_init(|| command_text(inst, self))
+            .as_deref()
+    }
+
+    /// The task's condition chain, evaluated.
+    pub fn conditions(&self, sources: &SourceMap, inst: &TaskInstance) -> &When {
+        self.conds
+            .get_or_init(|| When::evaluate(sources, inst, &self.tv))
+    }
+
+    /// What this iteration does to the node, derived once.
+    pub fn effects(&self, inst: &TaskInstance) -> &[Effect] {
+        self.effects
+            .get_or_init(|| crate::effect::derive(&IterView::new(inst, self)))
+    }
+}
+
+/// A reachable task and its iterations, computed on first use.
+pub struct Facts<'s> {
+    pub reach: Reach<'s>,
+    /// The caches of the tasks of its play (one allocation per distinct
+    /// play), this task's at `slot`.
+    pub(super) caches: Arc<[FactsCache<'s>]>,
+    pub(super) slot: usize,
+    /// The index (in [`Scope::reached`]) of the first of this task's twins:
+    /// the same task instance of one play, reached from several entries.
+    /// Twins differ only in their entry.
+    pub first_twin: usize,
+}
+
+/// The iterations of one task instance, shared by the entries that reach
+/// it through one shared play: computed on first use, until dropped (see
+/// [`Iterations::drop_all`]). The lock is held while they are in use: a
+/// task's variables are resolved by one thread at a time (see
+/// `vars::TaskVars`), and the twins of a task, or two rules, may be on
+/// different workers.
+#[derive(Default)]
+pub(super) struct FactsCache<'s> {
+    iters: Mutex<Option<Vec<Iteration<'s>>>>,
+}
+
+/// A task's iterations, held for one thread's use (see [`Facts::iterations`]).
+pub struct Iterations<'f, 's> {
+    held: MutexGuard<'f, Option<Vec<Iteration<'s>>>>,
+}
+
+impl Iterations<'_, '_> {
+    /// Drops the task's iterations, with everything computed in them, as
+    /// the hold ends (they are computed again if asked for): memory the
+    /// next tasks reuse.
+    pub fn drop_all(mut self) {
+        *self.held = None;
+    }
+}
+
+impl<'s> std::ops::Deref for Iterations<'_, 's> {
+    type Target = [Iteration<'s>];
+    fn deref(&self) -> &Self::Target {
+        self.held.as_deref().unwrap_or_default()
+    }
+}
+
+impl<'s> Facts<'s> {
+    fn cache(&self) -> &FactsCache<'s> {
+        &self.caches[self.slot]
+    }
+
+    /// The task's loop iterations (one, without `item`, when it has no loop
+    /// or its items are not known statically), for this thread until the
+    /// result is dropped: call it once per task and keep the result, never
+    /// twice at a time for the same task (the second call would wait for
+    /// the first).
+    pub fn iterations(&self, scope: &'s Scope<'_>) -> Iterations<'_, 's> {
+        let mut held = self
+            .cache()
+            .iters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        held.get_or_insert_with(|| {
+            let pv = &scope.play_vars[self.reach.play_vars];
+            let base = TaskVars::new(pv, Some(self.reach.inst));
+            let iteration = |item: Option<serde_json::Value>, tv: TaskVars<'s>| Iteration {
+                item,
+                tv,
+                fs: scope.fs,
+                command: OnceLock::new(),
+                effects: OnceLock::new(),
+                conds: OnceLock::new(),
+                args: OnceLock::new(),
+            };
+            match loop_items(self.reach.inst, &base) {
+                Some(items) if !items.is_empty() => items
+                    .into_iter()
+                    .map(|it| {
+                        iteration(
+                            Some(it.clone()),
+                            TaskVars::new(pv, Some(self.reach.inst)).with_item(it),
+                        )
+                    })
+                    .collect(),
+                _ => vec![iteration(None, base)],
+            }
+        });
+        Iterations { held }
+    }
+
+    /// Whether the task's iterations are computed and kept.
+    #[cfg(test)]
+    fn has_iterations(&self) -> bool {
+        self.cache()
+            .iters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+}
+
+pub fn json_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// An argument's text after rendering (the template as written when unknown).
+pub fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
+    match tv.value(node) {
+        LookupOwned::Value(v) => json_text(&v),
+        _ => node
+            .scalar_text()
+            .unwrap_or_else(|| node.to_json().to_string()),
+    }
+}
+
+pub fn command_text(inst: &TaskInstance, it: &Iteration<'_>) -> Option<String> {
+    let t = &inst.task;
+    if let Some(c) = it.arg(inst, "_raw_params").or_else(|| it.arg(inst, "cmd")) {
+        return Some(c.to_string());
+    }
+    if let Some(argv) = t.arg("argv").and_then(Node::as_seq) {
+        return Some(
+            argv.iter()
+                .map(|n| arg_text(&it.tv, n))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+    }
+    None
+}
+
+pub fn read_role_file(
+    inst: &TaskInstance,
+    sub: &str,
+    src: &str,
+    fs: &crate::load::FsMemo,
+) -> Option<Arc<str>> {
+    let mut candidates = Vec::new();
+    if let Some(r) = &inst.role_path {
+        candidates.push(r.join(sub).join(src));
+        candidates.push(r.join(src));
+    }
+    let task_file_dir = Path::new(src);
+    if task_file_dir.is_absolute() {
+        candidates.push(task_file_dir.to_path_buf());
+    }
+    candidates
+        .into_iter()
+        .find(|p| fs.is_file(p))
+        .and_then(|p| fs.text_bounded(&p))
+}
+
+/// The loop items of a task when they are known statically.
+pub fn loop_items(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<Vec<serde_json::Value>> {
+    let node = inst.task.loop_items.as_ref()?;
+    match tv.value(node) {
+        LookupOwned::Value(serde_json::Value::Array(items)) => Some(items),
+        LookupOwned::Value(v @ serde_json::Value::String(_)) => Some(vec![v]),
+        _ => None,
+    }
+}
