@@ -465,7 +465,7 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
             Ok((
                 catalog(args.rules.as_deref())?,
                 baseline(&args.sysctl, &config)?,
-                crate::check::required()?,
+                crate::sysctl::required()?,
             ))
         },
         || load(&args.common, &config),
@@ -497,7 +497,7 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
         },
     );
     crate::progress::phase("concerns+sysctl");
-    let cx = crate::check::Context {
+    let cx = crate::rule::Context {
         project: &loaded.project,
         sources: &loaded.sources,
         scope: &scope,
@@ -508,20 +508,20 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
         required: &required,
     };
     let settings = |m: &crate::rule::RuleMeta| match config.rules.get(m.id) {
-        Some(RuleLevel::Off) => crate::check::RuleSetting {
+        Some(RuleLevel::Off) => crate::rule::RuleSetting {
             enabled: false,
             severity: m.severity,
         },
-        Some(RuleLevel::Level(s)) => crate::check::RuleSetting {
+        Some(RuleLevel::Level(s)) => crate::rule::RuleSetting {
             enabled: true,
             severity: *s,
         },
-        None => crate::check::RuleSetting {
+        None => crate::rule::RuleSetting {
             enabled: true,
             severity: m.severity,
         },
     };
-    let mut findings = crate::check::run_rules(&cx, &settings);
+    let mut findings = crate::rule::run_rules(&cx, &settings);
     // Load problems are findings too (reserved ids), so CI sees broken files.
     for d in &loaded.diagnostics {
         findings.push(crate::rule::Finding {

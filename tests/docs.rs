@@ -78,6 +78,6 @@ fn catalog_errors_point_at_the_line() {
 
 #[test]
 fn sysctl_catalogs_are_valid() {
-    preflint::check::required().expect("rules/sysctl-required.yml");
+    preflint::sysctl::required().expect("rules/sysctl-required.yml");
     preflint::sysctl::catalog_profiles().expect("rules/sysctl-distro.yml");
 }

@@ -150,7 +150,7 @@ impl<'s> Facts<'s> {
 
     /// Whether the task's iterations are computed and kept.
     #[cfg(test)]
-    fn has_iterations(&self) -> bool {
+    pub(crate) fn has_iterations(&self) -> bool {
         self.cache()
             .iters
             .lock()

@@ -2,7 +2,7 @@
 //! br_netfilter is not loaded at boot.
 
 use super::{Finding, Rule, RuleMeta, finding};
-use crate::check::Context;
+use super::Context;
 use crate::concern::analyze::Status;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;

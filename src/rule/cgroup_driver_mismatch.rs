@@ -2,7 +2,7 @@
 //! runtime's resolve to different values.
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
-use crate::check::Context;
+use super::Context;
 use crate::reach::{Facts, read_role_file};
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};

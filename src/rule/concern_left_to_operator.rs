@@ -2,7 +2,7 @@
 //! tree addresses (from who-fixes), shown once.
 
 use super::{Finding, Rule, RuleMeta, finding};
-use crate::check::Context;
+use super::Context;
 use crate::concern::analyze::Overall;
 use crate::diagnostic::Severity;
 

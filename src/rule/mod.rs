@@ -2,9 +2,14 @@
 //! registry. Rules read the model, the who-fixes verdicts and the sysctl
 //! simulation (all computed once in `check`); they never read files.
 
+pub mod context;
 pub mod finding;
+mod noqa;
+mod runner;
 
+pub use context::Context;
 pub use finding::{Finding, Related, fingerprint};
+pub use runner::{RuleSetting, run_rules};
 
 use crate::diagnostic::Severity;
 use serde::Serialize;
@@ -36,7 +41,6 @@ pub mod sysctl_not_persisted;
 pub mod sysctl_overridden_at_boot;
 pub mod sysctl_same_file_contention;
 
-use crate::check::Context;
 
 /// A lint rule. Rules see the whole analysed tree through [`Context`].
 pub trait Rule: Sync {

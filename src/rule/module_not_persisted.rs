@@ -2,7 +2,7 @@
 //! not at boot.
 
 use super::{Finding, Rule, RuleMeta, finding};
-use crate::check::Context;
+use super::Context;
 use crate::concern::analyze::Status;
 use crate::diagnostic::Severity;
 

@@ -2,7 +2,7 @@
 //! stand for node-preparation problems.
 
 use super::{Finding, Rule, RuleMeta, finding};
-use crate::check::Context;
+use super::Context;
 use crate::reach::read_role_file;
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};

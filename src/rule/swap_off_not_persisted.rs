@@ -1,7 +1,7 @@
 //! `swap-off-not-persisted`: swap is turned off now, but comes back at boot.
 
 use super::{Finding, Rule, RuleMeta, finding};
-use crate::check::Context;
+use super::Context;
 use crate::diagnostic::Severity;
 
 pub static META: RuleMeta = RuleMeta {

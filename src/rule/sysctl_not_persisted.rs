@@ -2,7 +2,7 @@
 //! that wins at boot.
 
 use super::{Finding, Rule, RuleMeta, finding};
-use crate::check::Context;
+use super::Context;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;
 

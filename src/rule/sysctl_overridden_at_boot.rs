@@ -2,7 +2,7 @@
 //! persists, loses at boot to another sysctl file.
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
-use crate::check::Context;
+use super::Context;
 use crate::check::sysctl::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;

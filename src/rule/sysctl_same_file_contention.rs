@@ -3,7 +3,7 @@
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::HashMap;
-use crate::check::Context;
+use super::Context;
 use crate::check::sysctl::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;

@@ -39,6 +39,7 @@ mod catalog;
 pub mod conf;
 mod engine;
 mod live;
+mod required;
 #[cfg(test)]
 mod naive;
 mod simulate;
@@ -49,6 +50,7 @@ pub use conf::{
     COMPAT_LINK, ConfLine, SYSCTL_CONF, SysctlDir, SysctlFileKind, glob_matches, is_glob,
     normalize_key, parse_conf, parse_conf_lines, sysctl_file_kind,
 };
+pub use required::{Required, required};
 pub use simulate::simulate;
 
 use serde::Serialize;
