@@ -3,7 +3,8 @@
 
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use super::Context;
-use crate::reach::{Facts, read_role_file};
+use crate::effect::EffectKind;
+use crate::reach::Facts;
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};
 use crate::text_regex::TextRegex;
@@ -88,16 +89,13 @@ fn driver(is_kubelet: bool, idx: usize, v: &str) -> String {
 }
 
 /// The cgroup drivers one reachable task configures (first loop iteration),
-/// `true` for the kubelet's side.
+/// `true` for the kubelet's side: in the files it writes or edits, and on
+/// the command lines it runs, as its effects say.
 fn task_sides<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<(bool, Side)> {
     let mut out = Vec::new();
     let r = &facts.reach;
     let t = &r.inst.task;
-    let short = crate::ansible::task::short_module(&t.module);
-    if !matches!(
-        short,
-        "template" | "copy" | "lineinfile" | "command" | "shell"
-    ) {
+    if !crate::effect::may_have_effects(&t.module, !t.notify.is_empty()) {
         return out;
     }
     let iters = facts.iterations(cx.scope);
@@ -105,32 +103,33 @@ fn task_sides<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<(bool, Side)> 
         return out;
     };
     let tv = &it.tv;
-    let arg = |k: &str| it.arg(r.inst, k);
-    let content = match short {
-        "template" => arg("src").and_then(|s| read_role_file(r.inst, "templates", s, cx.scope.fs)),
-        "copy" => arg("content").map(Into::into),
-        "lineinfile" => arg("line").map(Into::into),
-        "command" | "shell" => arg("_raw_params").or_else(|| arg("cmd")).map(Into::into),
-        _ => None,
-    };
-    let Some(content) = content else { return out };
-    // Every pattern names a cgroup: a text without the word is not searched
-    // four times (a whole tree's templates were ~2% of a `check`).
-    if !content.contains("group") {
-        return out;
-    }
-    for (idx, (re, is_kubelet)) in REGEXES.iter().enumerate() {
-        for c in re.captures_all(&content) {
-            let Some(v) = value(&c[1], tv) else { continue };
-            out.push((
-                *is_kubelet,
-                Side {
-                    driver: driver(*is_kubelet, idx, &v),
-                    file: cx.sources.display(t.span.file),
-                    line: t.span.line,
-                    column: t.span.col,
-                },
-            ));
+    for e in it.effects(r.inst) {
+        // The text as written: its `{{ }}` values are evaluated one by one.
+        let content: &str = match &e.kind {
+            EffectKind::FileWritten { content, .. } => &content.raw,
+            EffectKind::FileEdited { edit, .. } if !edit.remove => &edit.text,
+            EffectKind::Command { line } => line,
+            EffectKind::Kubeadm { args } => args,
+            _ => continue,
+        };
+        // Every pattern names a cgroup: a text without the word is not
+        // searched four times.
+        if !content.contains("group") {
+            continue;
+        }
+        for (idx, (re, is_kubelet)) in REGEXES.iter().enumerate() {
+            for c in re.captures_all(content) {
+                let Some(v) = value(&c[1], tv) else { continue };
+                out.push((
+                    *is_kubelet,
+                    Side {
+                        driver: driver(*is_kubelet, idx, &v),
+                        file: cx.sources.display(t.span.file),
+                        line: t.span.line,
+                        column: t.span.col,
+                    },
+                ));
+            }
         }
     }
     out

@@ -3,12 +3,11 @@
 
 use super::{Finding, Rule, RuleMeta, finding};
 use super::Context;
-use crate::reach::read_role_file;
+use crate::effect::EffectKind;
 use crate::diagnostic::Severity;
 use crate::jinja::{self, Rendered};
 use crate::text_regex::TextRegex;
 use crate::vars::TaskVars;
-use crate::yaml::Node;
 
 pub static META: RuleMeta = RuleMeta {
     id: "preflight-errors-ignored",
@@ -128,7 +127,9 @@ impl Rule for PreflightErrorsIgnored {
     }
 }
 
-/// The findings of one reachable task (first loop iteration).
+/// The findings of one reachable task (first loop iteration): the kubeadm
+/// command lines it runs and the kubeadm configurations it writes, as its
+/// effects say.
 fn task_findings<'s>(
     cx: &Context<'_, 's>,
     facts: &crate::reach::Facts<'s>,
@@ -136,31 +137,7 @@ fn task_findings<'s>(
     let mut out = Vec::new();
     let r = &facts.reach;
     let t = &r.inst.task;
-    let short = crate::ansible::task::short_module(&t.module);
-    if !matches!(short, "command" | "shell" | "raw" | "template" | "copy") {
-        return out;
-    }
-    let command = matches!(short, "command" | "shell" | "raw");
-    // The command line or the copied content as written.
-    let written = match short {
-        _ if command => t.arg("_raw_params").or_else(|| t.arg("cmd")),
-        "copy" => t.arg("content"),
-        _ => None,
-    }
-    .and_then(Node::scalar_text);
-    // A command line with no flag, that is not a whole `{{ var }}` either
-    // (which `expand` replaces), or a copy without the key: nothing to
-    // report, and no iteration to compute.
-    let quiet = match short {
-        _ if command => written
-            .as_deref()
-            .is_none_or(|raw| !VAR_REF.is_match(raw) && !raw.contains("--ignore-preflight-errors")),
-        "copy" => written
-            .as_deref()
-            .is_none_or(|c| !c.contains("ignorePreflightErrors")),
-        _ => false,
-    };
-    if quiet {
+    if !crate::effect::may_have_effects(&t.module, !t.notify.is_empty()) {
         return out;
     }
     let iters = facts.iterations(cx.scope);
@@ -168,30 +145,25 @@ fn task_findings<'s>(
         return out;
     };
     let tv = &it.tv;
-    let values: Vec<String> = match short {
-        _ if command => {
-            let Some(raw) = written else {
-                return out;
-            };
-            let text = expand(&raw, tv);
-            FLAG.captures_all(&text)
-                .iter()
-                .map(|c| c[1].to_string())
-                .collect()
+    let mut values: Vec<String> = Vec::new();
+    for e in it.effects(r.inst) {
+        match &e.kind {
+            EffectKind::Kubeadm { args } => {
+                let text = expand(args, tv);
+                values.extend(FLAG.captures_all(&text).iter().map(|c| c[1].to_string()));
+            }
+            // A command line nothing recognised may still run kubeadm
+            // through a variable (`{{ kubeadm_cmd }}`).
+            EffectKind::Command { line } => {
+                let text = expand(line, tv);
+                values.extend(FLAG.captures_all(&text).iter().map(|c| c[1].to_string()));
+            }
+            EffectKind::FileWritten { content, .. } if content.raw.contains("ignorePreflightErrors") => {
+                values.extend(template_values(&content.raw));
+            }
+            _ => {}
         }
-        _ => {
-            let raw = if short == "template" {
-                it.arg(r.inst, "src")
-                    .and_then(|s| read_role_file(r.inst, "templates", s, cx.scope.fs))
-            } else {
-                written.map(Into::into)
-            };
-            let Some(raw) = raw.filter(|s| s.contains("ignorePreflightErrors")) else {
-                return out;
-            };
-            template_values(&raw)
-        }
-    };
+    }
     for value in values {
         let (msg, identity) = match items(&value, tv) {
             Some(list) => {
