@@ -376,13 +376,7 @@ fn catalog(extra: Option<&Path>) -> Result<Vec<crate::concern::catalog::Concern>
 /// threads, beside ~1.5 ms of indexing, partly serial).
 fn scope(loaded: &Loaded, build: Option<Build>) -> crate::reach::Scope<'_> {
     let (scope, ()) = rayon::join(
-        || {
-            crate::reach::Scope::new(
-                &loaded.project,
-                &loaded.extra,
-                loaded.inventory.as_ref(),
-            )
-        },
+        || crate::reach::Scope::new(&loaded.project, &loaded.extra, loaded.inventory.as_ref()),
         || {
             if let Some(build) = build {
                 build.free();

@@ -39,11 +39,8 @@ fn verdicts(tree: &Path) -> (String, Vec<preflint::concern::analyze::Verdict>) {
     let catalog = preflint::concern::catalog::load(None).expect("built-in catalog");
     let loaded =
         preflint::run::load(&args.common, &preflint::config::Config::default()).expect("load");
-    let scope = preflint::reach::Scope::new(
-        &loaded.project,
-        &loaded.extra,
-        loaded.inventory.as_ref(),
-    );
+    let scope =
+        preflint::reach::Scope::new(&loaded.project, &loaded.extra, loaded.inventory.as_ref());
     let reached = scope.reached();
     let verdicts = preflint::concern::analyze::analyze(
         &loaded.project,

@@ -4,11 +4,9 @@
 //! Tasks whose conditions are known to be false are left out; tasks with
 //! unknown conditions are kept and marked.
 
-use crate::jinja::{self, Tri};
-use crate::reach::{Facts, Reach, Scope};
+use crate::reach::{Facts, Scope, conditions_hold};
 use crate::source::SourceMap;
 use crate::sysctl::{Evidence, Write};
-use crate::vars::TaskVars;
 
 /// A write plus where it was found, for findings.
 #[derive(Debug, Clone)]
@@ -17,21 +15,6 @@ pub struct Found {
     /// The role that owns the task (last of the chain), if any.
     pub role: Option<String>,
     pub column: u32,
-}
-
-/// Whether a task's conditions hold: `Some(true)` all true, `Some(false)`
-/// one false, `None` unknown.
-#[must_use]
-pub fn conditions_hold(r: &Reach<'_>, tv: &TaskVars<'_>) -> Option<bool> {
-    let mut unknown = false;
-    for c in r.inst.conditions.iter() {
-        match jinja::eval_condition(&c.expr, tv) {
-            Tri::False => return Some(false),
-            Tri::Unknown(_) => unknown = true,
-            Tri::True => {}
-        }
-    }
-    if unknown { None } else { Some(true) }
 }
 
 /// Every sysctl write of the reachable tasks, in execution order.

@@ -8,9 +8,10 @@
 use super::catalog::{Concern, Part, Pattern};
 use super::matching::{admits, matches};
 use crate::ansible::project::Project;
+use crate::effect::units::Units;
 use crate::jinja;
-use crate::reach::{Facts, Iteration, IterView, Reach, Scope, When, json_text, per_task};
 pub use crate::reach::{CondEvidence, VarEvidence};
+use crate::reach::{Facts, IterView, Iteration, Reach, Scope, When, json_text, per_task};
 use crate::source::SourceMap;
 use crate::vars::{PlayVars, TaskVars};
 use serde::Serialize;
@@ -223,7 +224,8 @@ pub fn analyze<'s>(
     after: IterationsAfter,
 ) -> Vec<Verdict> {
     let play_vars = &scope.play_vars;
-    let mut found = match_tasks(sources, catalog, scope, reached, after).into_iter();
+    let units = units(scope, reached);
+    let mut found = match_tasks(sources, catalog, scope, reached, &units, after).into_iter();
     let mut verdicts: Vec<Verdict> = catalog
         .iter()
         .filter(|c| c.fact.is_none())
@@ -246,6 +248,36 @@ pub fn analyze<'s>(
     verdicts
 }
 
+/// The units the reached tasks start and enable (tasks whose conditions
+/// are known false aside), for what unit files do when their unit runs.
+fn units<'s>(scope: &'s Scope<'_>, reached: &[Facts<'s>]) -> Units {
+    let notes = per_task(
+        reached,
+        |facts| {
+            let r = &facts.reach;
+            if !crate::effect::may_change_units(&r.inst.task.module) {
+                return Vec::new();
+            }
+            let mut units = Units::default();
+            for it in facts.iterations(scope).iter() {
+                if crate::reach::conditions_hold(r, &it.tv) == Some(false) {
+                    continue;
+                }
+                for e in it.effects(r.inst) {
+                    units.note(e);
+                }
+            }
+            vec![units]
+        },
+        |_, u| u.clone(),
+    );
+    let mut all = Units::default();
+    for u in notes {
+        all.extend(u);
+    }
+    all
+}
+
 /// The fix and check evidence of every part of every concern that is not
 /// a fact (in catalog order), each list in the order of the reached tasks.
 ///
@@ -257,6 +289,7 @@ fn match_tasks<'s>(
     catalog: &[Concern],
     scope: &'s Scope<'_>,
     reached: &[Facts<'s>],
+    units: &Units,
     after: IterationsAfter,
 ) -> Vec<[Vec<TaskEvidence>; 2]> {
     // One slot per part and role with patterns:
@@ -316,7 +349,8 @@ fn match_tasks<'s>(
                 .iter()
                 .filter_map(|&si| {
                     let (_, _, part, role, patterns) = slots[si];
-                    task_evidence(sources, part, role, patterns, facts, &iters).map(|e| (si, e))
+                    task_evidence(sources, part, role, patterns, facts, &iters, units)
+                        .map(|e| (si, e))
                 })
                 .collect();
             if after == IterationsAfter::Dropped {
@@ -343,16 +377,18 @@ fn task_evidence(
     patterns: &[Pattern],
     facts: &Facts<'_>,
     iters: &[Iteration<'_>],
+    units: &Units,
 ) -> Option<TaskEvidence> {
     let r = &facts.reach;
     let module = r.inst.task.module.as_str();
     for it in iters {
         let view = IterView::new(r.inst, it);
         let effects = it.effects(r.inst);
-        let Some(pat) = patterns
-            .iter()
-            .find(|p| effects.iter().any(|e| matches(p, module, e, &view)))
-        else {
+        let Some(pat) = patterns.iter().find(|p| {
+            effects
+                .iter()
+                .any(|e| matches(p, module, &units.resolve(e), &view))
+        }) else {
             continue;
         };
         let when = it.conditions(sources, r.inst).clone();
@@ -697,10 +733,7 @@ mod tests {
             "ansible.posix.sysctl",
             "ansible.builtin.command",
         ] {
-            assert!(
-                patterns.iter().any(|p| admits(p, m, effects(m))),
-                "{m}"
-            );
+            assert!(patterns.iter().any(|p| admits(p, m, effects(m))), "{m}");
         }
     }
 
@@ -914,4 +947,3 @@ mod tests {
         }
     }
 }
-

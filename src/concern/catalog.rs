@@ -484,7 +484,10 @@ impl Validator<'_> {
         let mut content = None;
         for (k, v) in raw.fields {
             let path = [base, &[k.as_str()]].concat();
-            if let Some(kind) = kinds.iter().find(|kind| !kind.fields().contains(&k.as_str())) {
+            if let Some(kind) = kinds
+                .iter()
+                .find(|kind| !kind.fields().contains(&k.as_str()))
+            {
                 self.err(
                     &path,
                     format!(

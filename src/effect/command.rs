@@ -35,7 +35,12 @@ pub fn effects(line: &str) -> Vec<Effect> {
 
 fn sysctl(line: &str, out: &mut Vec<Effect>) {
     for c in SYSCTL_W.captures_all(line) {
-        for pair in c[1].split_whitespace().collect::<Vec<_>>().join(" ").split(' ') {
+        for pair in c[1]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .split(' ')
+        {
             if let Some((k, v)) = pair.split_once('=') {
                 out.push(Effect::new(
                     EffectKind::SysctlSet {

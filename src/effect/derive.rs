@@ -69,9 +69,7 @@ pub(super) fn family(module: &str) -> Option<Family> {
         }
         "ansible.builtin.meta" => Family::Meta,
         // Collections' copies of the builtin file modules route here.
-        _ if matches!(short, "copy" | "template") && module.starts_with("ansible.") => {
-            Family::File
-        }
+        _ if matches!(short, "copy" | "template") && module.starts_with("ansible.") => Family::File,
         _ => return None,
     })
 }
@@ -82,6 +80,13 @@ pub(super) fn family(module: &str) -> Option<Family> {
 #[must_use]
 pub fn may_have_effects(module: &str, notifies: bool) -> bool {
     notifies || family(module).is_some()
+}
+
+/// Whether tasks of `module` may start or enable units (see
+/// [`super::units::Units`]).
+#[must_use]
+pub fn may_change_units(module: &str) -> bool {
+    matches!(family(module), Some(Family::Service | Family::Command))
 }
 
 /// Every effect of one task iteration, in the order the node sees them.
@@ -114,10 +119,7 @@ pub fn derive(view: &dyn TaskView) -> Vec<Effect> {
         Some(Family::Check) => probe::module(view, &mut out),
         Some(Family::Meta) => {
             if view.arg("_raw_params").map(str::trim) == Some("flush_handlers") {
-                out.push(Effect::new(
-                    EffectKind::HandlersFlushed,
-                    super::Timing::NOW,
-                ));
+                out.push(Effect::new(EffectKind::HandlersFlushed, super::Timing::NOW));
             }
         }
         None => {}

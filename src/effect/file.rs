@@ -63,10 +63,9 @@ pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
         "file" => {
             let Some(path) = path() else { return };
             match view.arg("state") {
-                Some("absent") => out.push(Effect::new(
-                    EffectKind::FileRemoved { path },
-                    Timing::BOTH,
-                )),
+                Some("absent") => {
+                    out.push(Effect::new(EffectKind::FileRemoved { path }, Timing::BOTH))
+                }
                 Some("link") => {
                     if let Some(target) = arg("src") {
                         out.push(Effect::new(
@@ -175,9 +174,10 @@ const MODULES_LOAD_DIRS: [&str; 4] = [
 /// The module names a file loads at boot, when `path` is such a file: one
 /// name a line, `#` and `;` start comments.
 fn modules_load(path: &str, text: &str) -> Option<Vec<String>> {
-    let in_dir = MODULES_LOAD_DIRS
-        .iter()
-        .any(|d| path.strip_prefix(d).is_some_and(|n| n.ends_with(".conf") && !n.contains('/')));
+    let in_dir = MODULES_LOAD_DIRS.iter().any(|d| {
+        path.strip_prefix(d)
+            .is_some_and(|n| n.ends_with(".conf") && !n.contains('/'))
+    });
     if !in_dir && path != "/etc/modules" {
         return None;
     }
@@ -186,7 +186,10 @@ fn modules_load(path: &str, text: &str) -> Option<Vec<String>> {
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'))
             .filter_map(|l| l.split_whitespace().next())
-            .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .filter(|n| {
+                n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            })
             .map(str::to_string)
             .collect(),
     )

@@ -25,9 +25,10 @@ mod probe;
 mod service;
 mod sysctl;
 mod to_sysctl;
+pub mod units;
 pub mod view;
 
-pub use derive::{derive, may_have_effects};
+pub use derive::{derive, may_change_units, may_have_effects};
 pub use to_sysctl::sysctl_writes;
 pub use view::TaskView;
 
@@ -144,10 +145,7 @@ pub enum EffectKind {
     HandlersFlushed,
     /// Something verified without being changed: `assert`/`fail` on an
     /// expression, `wait_for` on a port, a probing command.
-    Check {
-        what: String,
-        port: Option<String>,
-    },
+    Check { what: String, port: Option<String> },
     /// `kubeadm` run with these arguments.
     Kubeadm { args: String },
     /// A command line nothing here recognises.
@@ -527,9 +525,8 @@ impl Effect {
             (EffectKind::Package { version, .. }, "version") => ob(version),
             (EffectKind::Firewall { tool, .. }, "tool") => b(tool),
             (EffectKind::Firewall { action, .. }, "action") => b(action.as_str()),
-            (EffectKind::Firewall { port, .. }, "port") | (EffectKind::Check { port, .. }, "port") => {
-                ob(port)
-            }
+            (EffectKind::Firewall { port, .. }, "port")
+            | (EffectKind::Check { port, .. }, "port") => ob(port),
             (EffectKind::Firewall { proto, .. }, "proto") => ob(proto),
             (EffectKind::Check { what, .. }, "what") => b(what),
             (EffectKind::Kubeadm { args }, "args") => b(args),

@@ -37,7 +37,8 @@ pub trait TaskView {
     /// when it is absent; a value that is not a boolean (an unrendered
     /// template) reads as `default`.
     fn flag(&self, key: &str, default: bool) -> bool {
-        self.arg(key).map_or(default, |v| boolean(v).unwrap_or(default))
+        self.arg(key)
+            .map_or(default, |v| boolean(v).unwrap_or(default))
     }
 
     /// An argument that names one thing or a list of things (`name: [a,

@@ -17,7 +17,7 @@ pub use iteration::{
 };
 pub use per_task::{per_task, per_task_from_end};
 pub use view::IterView;
-pub use when::{CondEvidence, VarEvidence, When, var_evidence, why_label};
+pub use when::{CondEvidence, VarEvidence, When, conditions_hold, var_evidence, why_label};
 
 use crate::ansible::project::{Play, Project, TaskInstance};
 use crate::vars::{DefIndex, ExtraVars, IndexKey, PlayVars, RunShared, TaskVars};

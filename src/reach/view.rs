@@ -33,7 +33,9 @@ impl crate::effect::TaskView for IterView<'_, '_> {
         let node = self.inst.task.arg(key)?;
         match self.it.tv.value(node) {
             LookupOwned::Value(v) => Some(v),
-            _ => Some(serde_json::Value::String(self.it.arg(self.inst, key)?.to_string())),
+            _ => Some(serde_json::Value::String(
+                self.it.arg(self.inst, key)?.to_string(),
+            )),
         }
     }
 

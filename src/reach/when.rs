@@ -3,10 +3,10 @@
 //! the evidence: each condition, its result, and where each variable it
 //! names got its value.
 
+use super::json_text;
 use crate::ansible::project::TaskInstance;
 use crate::jinja::{self, Tri, UnknownWhy};
 use crate::source::SourceMap;
-use super::json_text;
 use crate::vars::{LookupOwned, TaskVars};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -113,11 +113,7 @@ pub fn why_label(w: &UnknownWhy) -> &'static str {
 }
 
 /// Evaluates a task's condition chain: its status and the evidence.
-pub(super) fn eval_conditions(
-    sources: &SourceMap,
-    inst: &TaskInstance,
-    tv: &TaskVars<'_>,
-) -> When {
+pub(super) fn eval_conditions(sources: &SourceMap, inst: &TaskInstance, tv: &TaskVars<'_>) -> When {
     let mut evidence = Vec::new();
     let mut any_false = false;
     let mut turn_on = BTreeSet::new();
@@ -175,4 +171,19 @@ pub(super) fn eval_conditions(
         turn_on: turn_on.into_iter().collect(),
         runtime: runtime.into_iter().collect(),
     }
+}
+
+/// Whether a task's conditions hold: `Some(true)` all true, `Some(false)`
+/// one false, `None` unknown.
+#[must_use]
+pub fn conditions_hold(r: &super::Reach<'_>, tv: &TaskVars<'_>) -> Option<bool> {
+    let mut unknown = false;
+    for c in r.inst.conditions.iter() {
+        match jinja::eval_condition(&c.expr, tv) {
+            Tri::False => return Some(false),
+            Tri::Unknown(_) => unknown = true,
+            Tri::True => {}
+        }
+    }
+    if unknown { None } else { Some(true) }
 }

@@ -1,8 +1,8 @@
 //! `bridge-sysctl-without-module-at-boot`: `net.bridge.*` persisted, but
 //! br_netfilter is not loaded at boot.
 
-use super::{Finding, Rule, RuleMeta, finding};
 use super::Context;
+use super::{Finding, Rule, RuleMeta, finding};
 use crate::concern::analyze::Status;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;

@@ -1,12 +1,12 @@
 //! `cgroup-driver-mismatch`: kubelet's cgroup driver and the container
 //! runtime's resolve to different values.
 
-use super::{Finding, Related, Rule, RuleMeta, finding};
 use super::Context;
-use crate::effect::EffectKind;
-use crate::reach::Facts;
+use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::diagnostic::Severity;
+use crate::effect::EffectKind;
 use crate::jinja::{self, Rendered};
+use crate::reach::Facts;
 use crate::text_regex::TextRegex;
 use crate::vars::TaskVars;
 

@@ -1,8 +1,8 @@
 //! `concern-left-to-operator`: a node-preparation concern nothing in the
 //! tree addresses (from who-fixes), shown once.
 
-use super::{Finding, Rule, RuleMeta, finding};
 use super::Context;
+use super::{Finding, Rule, RuleMeta, finding};
 use crate::concern::analyze::Overall;
 use crate::diagnostic::Severity;
 

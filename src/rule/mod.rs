@@ -41,7 +41,6 @@ pub mod sysctl_not_persisted;
 pub mod sysctl_overridden_at_boot;
 pub mod sysctl_same_file_contention;
 
-
 /// A lint rule. Rules see the whole analysed tree through [`Context`].
 pub trait Rule: Sync {
     fn meta(&self) -> &'static RuleMeta;

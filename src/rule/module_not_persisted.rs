@@ -1,8 +1,8 @@
 //! `module-not-persisted`: a kernel module Kubernetes needs is loaded now but
 //! not at boot.
 
-use super::{Finding, Rule, RuleMeta, finding};
 use super::Context;
+use super::{Finding, Rule, RuleMeta, finding};
 use crate::concern::analyze::Status;
 use crate::diagnostic::Severity;
 

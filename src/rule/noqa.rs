@@ -52,4 +52,3 @@ pub(super) fn suppressed(noqa: &HashMap<String, HashMap<usize, String>>, f: &Fin
             .any(|id| id == f.rule),
     }
 }
-

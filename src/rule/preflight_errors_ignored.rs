@@ -1,10 +1,10 @@
 //! `preflight-errors-ignored`: kubeadm is told to ignore preflight errors that
 //! stand for node-preparation problems.
 
-use super::{Finding, Rule, RuleMeta, finding};
 use super::Context;
-use crate::effect::EffectKind;
+use super::{Finding, Rule, RuleMeta, finding};
 use crate::diagnostic::Severity;
+use crate::effect::EffectKind;
 use crate::jinja::{self, Rendered};
 use crate::text_regex::TextRegex;
 use crate::vars::TaskVars;
@@ -113,11 +113,8 @@ impl Rule for PreflightErrorsIgnored {
         // Tasks are read in parallel, each with its twins once (a twin
         // would be reported at the place of the first one); in the order
         // of the tasks, the first finding at a place is kept.
-        let found = crate::reach::per_task(
-            cx.reached,
-            |facts| task_findings(cx, facts),
-            |_, _| None,
-        );
+        let found =
+            crate::reach::per_task(cx.reached, |facts| task_findings(cx, facts), |_, _| None);
         let mut seen = std::collections::BTreeSet::new();
         for f in found.into_iter().flatten() {
             if seen.insert((f.file.clone(), f.line)) {
@@ -158,7 +155,9 @@ fn task_findings<'s>(
                 let text = expand(line, tv);
                 values.extend(FLAG.captures_all(&text).iter().map(|c| c[1].to_string()));
             }
-            EffectKind::FileWritten { content, .. } if content.raw.contains("ignorePreflightErrors") => {
+            EffectKind::FileWritten { content, .. }
+                if content.raw.contains("ignorePreflightErrors") =>
+            {
                 values.extend(template_values(&content.raw));
             }
             _ => {}

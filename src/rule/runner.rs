@@ -44,4 +44,3 @@ pub fn run_rules(
     out.dedup_by(|a, b| a.sort_key() == b.sort_key());
     out
 }
-

@@ -1,7 +1,7 @@
 //! `swap-off-not-persisted`: swap is turned off now, but comes back at boot.
 
-use super::{Finding, Rule, RuleMeta, finding};
 use super::Context;
+use super::{Finding, Rule, RuleMeta, finding};
 use crate::diagnostic::Severity;
 
 pub static META: RuleMeta = RuleMeta {

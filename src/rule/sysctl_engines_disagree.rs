@@ -1,9 +1,9 @@
 //! `sysctl-engines-disagree`: systemd-sysctl and `sysctl --system` end with
 //! different values for a key the tree writes.
 
+use super::Context;
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::HashMap;
-use super::Context;
 use crate::check::sysctl::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::{Engine, WriteKind};

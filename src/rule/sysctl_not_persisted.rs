@@ -1,8 +1,8 @@
 //! `sysctl-not-persisted`: a live-only sysctl change with no persisted value
 //! that wins at boot.
 
-use super::{Finding, Rule, RuleMeta, finding};
 use super::Context;
+use super::{Finding, Rule, RuleMeta, finding};
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;
 

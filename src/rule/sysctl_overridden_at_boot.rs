@@ -1,8 +1,8 @@
 //! `sysctl-overridden-at-boot`: a value Kubernetes needs, which the tree
 //! persists, loses at boot to another sysctl file.
 
-use super::{Finding, Related, Rule, RuleMeta, finding};
 use super::Context;
+use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::check::sysctl::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;

@@ -1,9 +1,9 @@
 //! `sysctl-same-file-contention`: two tasks write the same key with different
 //! values into the same file.
 
+use super::Context;
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::HashMap;
-use super::Context;
 use crate::check::sysctl::Found;
 use crate::diagnostic::Severity;
 use crate::sysctl::WriteKind;

@@ -39,9 +39,9 @@ mod catalog;
 pub mod conf;
 mod engine;
 mod live;
-mod required;
 #[cfg(test)]
 mod naive;
+mod required;
 mod simulate;
 
 pub use baseline::{Baseline, BaselineEntry, BaselineFile};

@@ -22,4 +22,3 @@ pub fn required() -> Result<Vec<Required>, String> {
     serde_yaml::from_str(include_str!("../../rules/sysctl-required.yml"))
         .map_err(|e| format!("rules/sysctl-required.yml: {e}"))
 }
-
