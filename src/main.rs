@@ -1,6 +1,7 @@
 use clap::Parser;
 use std::process::ExitCode;
 
+mod cli;
 mod mi;
 
 /// mimalloc, called as `mi` explains.
@@ -14,7 +15,7 @@ fn main() -> ExitCode {
     // with pages of its own (kubespray's whole tree: ~1 fewer 2 MiB page
     // faulted in per `check` for the run, one more for the arguments). The
     // stacks are the main thread's size, as the serial steps ran there.
-    let run = || preflint::run::run(preflint::cli::Cli::parse());
+    let run = || cli::run(cli::Cli::parse());
     let result = match rayon::ThreadPoolBuilder::new().stack_size(8 << 20).build() {
         Ok(pool) => pool.install(run),
         Err(_) => run(),

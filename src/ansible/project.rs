@@ -2236,13 +2236,7 @@ mod tests {
     /// The model of a tree given as (path, text) pairs, every top-level playbook an entry.
     fn model(files: &[(&str, &str)]) -> Project {
         let dir = crate::check::testing::tree(files);
-        let cli = crate::check::testing::cli("tasks", dir.path());
-        let Some(crate::cli::Command::Tasks(args)) = cli.command else {
-            unreachable!("parsed as tasks")
-        };
-        crate::run::load(&args.common, &crate::config::Config::default())
-            .expect("loads")
-            .project
+        crate::check::testing::load(dir.path()).project
     }
 
     const INNER: &str = "- hosts: all\n  roles: [r]\n";

@@ -1499,11 +1499,7 @@ mod tests {
     ];
 
     fn loaded(dir: &Path) -> crate::run::Loaded {
-        let cli = crate::check::testing::cli("who-fixes", dir);
-        let Some(crate::cli::Command::WhoFixes(args)) = cli.command else {
-            unreachable!("parsed as who-fixes")
-        };
-        crate::run::load(&args.common, &crate::config::Config::default()).expect("loads")
+        crate::check::testing::load(dir)
     }
 
     #[test]
