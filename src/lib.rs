@@ -17,6 +17,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod discover;
 pub mod glob;
+pub mod internal_error;
 pub mod jinja;
 pub mod load;
 pub mod output;

@@ -23,14 +23,55 @@ use std::sync::Arc;
 pub fn run(settings: Settings) -> Result<u8, String> {
     crate::progress::phase("arguments");
     let ui = settings.ui;
-    match settings.command {
+    // A panic the analysis did not catch at a file or a task (see
+    // `internal_error`) still ends as an error, not a crash.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match settings.command {
         Command::Check(args) => check(&args, ui),
         Command::Tasks(args) => tasks(&args, ui),
         Command::WhoFixes(args) => who_fixes(&args, ui),
         Command::Rules => rules(),
         Command::Explain(id) => explain(&id),
         Command::Sysctl(args) => sysctl(&args),
+    }))
+    .unwrap_or_else(|payload| {
+        Err(format!(
+            "internal error: {} (a bug in preflint: please report it)",
+            crate::internal_error::panic_message(payload.as_ref())
+        ))
+    })
+}
+
+/// Says each `internal-error` diagnostic on stderr, whatever the format and
+/// `--quiet` (some formats show no diagnostics, and a bug must not go
+/// unseen); whether there was one: the command then exits 2.
+fn report_internal_errors(diagnostics: &[LocatedDiagnostic]) -> bool {
+    let mut any = false;
+    for d in diagnostics
+        .iter()
+        .filter(|d| d.code == crate::diagnostic::code::INTERNAL)
+    {
+        eprintln!(
+            "preflint: internal error: {}:{}:{}: {}",
+            d.file, d.line, d.column, d.message
+        );
+        any = true;
     }
+    any
+}
+
+/// The diagnostics of the load plus those of the analysis passes over
+/// `reached` (panics caught at a task), in order.
+fn with_analysis_errors(
+    loaded: &[LocatedDiagnostic],
+    sources: &SourceMap,
+    reached: &[crate::concern::analyze::Facts<'_>],
+) -> Vec<LocatedDiagnostic> {
+    let mut all = loaded.to_vec();
+    let analysis = crate::concern::analyze::internal_errors(reached);
+    all.extend(analysis.iter().map(|d| d.located(sources)));
+    all.sort();
+    all.dedup();
+    all
 }
 
 /// The configuration for a run: `.preflint.yml` at the root (or `--config`).
@@ -263,8 +304,9 @@ fn tasks(args: &TasksSettings, ui: Ui) -> Result<u8, String> {
         .diagnostics
         .iter()
         .any(|d| d.severity == Severity::Error);
+    let internal = report_internal_errors(&loaded.diagnostics);
     release(loaded, Frees::LeaveToExit);
-    Ok(u8::from(errors))
+    Ok(if internal { 2 } else { u8::from(errors) })
 }
 
 fn who_fixes(args: &WhoFixesSettings, ui: Ui) -> Result<u8, String> {
@@ -298,6 +340,7 @@ fn who_fixes(args: &WhoFixesSettings, ui: Ui) -> Result<u8, String> {
         crate::concern::analyze::IterationsAfter::Dropped,
     );
     crate::progress::phase("concerns");
+    let diagnostics = with_analysis_errors(&loaded.diagnostics, &loaded.sources, &reached);
     drop(progress);
     let text = match args.format {
         WhoFixesFormat::Table => output::who_fixes::table(&verdicts),
@@ -308,15 +351,16 @@ fn who_fixes(args: &WhoFixesSettings, ui: Ui) -> Result<u8, String> {
             &loaded.project.name,
             &verdicts,
             &loaded.project.unresolved,
-            &loaded.diagnostics,
+            &diagnostics,
         ),
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     crate::progress::phase("output");
+    let internal = report_internal_errors(&diagnostics);
     release((reached, verdicts), Frees::LeaveToExit);
     release(scope, Frees::LeaveToExit);
     release(loaded, Frees::LeaveToExit);
-    Ok(0)
+    Ok(if internal { 2 } else { 0 })
 }
 
 /// The built-in concern catalog plus `--rules DIR`, every problem listed.
@@ -470,8 +514,9 @@ fn check_run_with(args: &CheckSettings, frees: Frees) -> Result<CheckRun, String
         },
     };
     let mut findings = crate::check::run_rules(&cx, &settings);
+    let diagnostics = with_analysis_errors(&loaded.diagnostics, &loaded.sources, &reached);
     // Load problems are findings too (reserved ids), so CI sees broken files.
-    for d in &loaded.diagnostics {
+    for d in &diagnostics {
         findings.push(crate::rule::Finding {
             rule: d.code.to_string(),
             severity: d.severity,
@@ -489,6 +534,7 @@ fn check_run_with(args: &CheckSettings, frees: Frees) -> Result<CheckRun, String
     crate::progress::phase("rules");
     release((reached, verdicts, writes, sysctl), frees);
     release(scope, frees);
+    loaded.diagnostics = diagnostics;
     let fail_level = args
         .fail_level
         .or(config.fail_level)
@@ -508,6 +554,7 @@ fn check(args: &CheckSettings, ui: Ui) -> Result<u8, String> {
     );
     let mut run = check_run_with(args, Frees::LeaveToExit)?;
     drop(progress);
+    let internal = report_internal_errors(&run.loaded.diagnostics);
     if let Some(path) = &args.write_baseline {
         crate::baseline::write(path, &run.findings)?;
         if !ui.quiet {
@@ -517,7 +564,7 @@ fn check(args: &CheckSettings, ui: Ui) -> Result<u8, String> {
                 path.display()
             );
         }
-        return Ok(0);
+        return Ok(if internal { 2 } else { 0 });
     }
     if let Some(path) = &args.baseline {
         let known = crate::baseline::read(path)?;
@@ -533,7 +580,7 @@ fn check(args: &CheckSettings, ui: Ui) -> Result<u8, String> {
     crate::progress::phase("output");
     let failing = run.findings.iter().any(|f| f.severity >= run.fail_level);
     release(run, Frees::LeaveToExit);
-    Ok(u8::from(failing))
+    Ok(if internal { 2 } else { u8::from(failing) })
 }
 
 fn rules() -> Result<u8, String> {
@@ -614,6 +661,7 @@ fn sysctl(args: &SysctlSettings) -> Result<u8, String> {
     let reached = scope.reached();
     let writes = crate::check::extract::sysctl_writes(&scope, &reached, &loaded.sources);
     let results = crate::check::simulate(&base, &writes);
+    let diagnostics = with_analysis_errors(&loaded.diagnostics, &loaded.sources, &reached);
     let text = match args.format {
         TasksFormat::Json => {
             let mut s = serde_json::to_string_pretty(&results).unwrap_or_default();
@@ -623,5 +671,9 @@ fn sysctl(args: &SysctlSettings) -> Result<u8, String> {
         TasksFormat::Human => output::sysctl::table(&results, &base),
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    Ok(0)
+    Ok(if report_internal_errors(&diagnostics) {
+        2
+    } else {
+        0
+    })
 }
