@@ -1,7 +1,13 @@
-//! Command-line types (clap) and their conversion into plain settings.
-//! Nothing here does work; `run` does.
+//! The command line: clap types, converted at once into the library's plain
+//! [`Settings`]. Part of the binary only (`main.rs` declares it), so the
+//! library never depends on clap; `tests/ci_recipes.rs` includes this file to
+//! read the documented commands as the binary does. Nothing here does work
+//! but the two outputs that describe the command line itself: shell
+//! completions and the man page.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use preflint::settings::{self, Settings, Ui};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -105,7 +111,7 @@ pub struct CommonArgs {
     /// Stop reading files once this many MiB were read in the run (files past
     /// it are reported as load-file-too-large, in sorted path order). The
     /// model takes about 15 MB of memory per MB of YAML. Example: --max-total-mib 512
-    #[arg(long = "max-total-mib", value_name = "MIB", default_value_t = crate::load::MAX_TOTAL_SIZE / (1024 * 1024), value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    #[arg(long = "max-total-mib", value_name = "MIB", default_value_t = settings::LoadSettings::DEFAULT_MAX_TOTAL_MIB, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub max_total_mib: u64,
 }
 
@@ -250,4 +256,157 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+/// What the command line asks for.
+pub enum Invocation {
+    /// A run of the library (boxed: the other variants are a byte).
+    Run(Box<Settings>),
+    /// A shell completion script (made from the clap command).
+    Completions(clap_complete::Shell),
+    /// The man page (made from the clap command).
+    Man,
+}
+
+impl From<Cli> for Invocation {
+    fn from(cli: Cli) -> Self {
+        let command = match cli.command {
+            None => settings::Command::Check(cli.check.into()),
+            Some(Command::Check(args)) => settings::Command::Check(args.into()),
+            Some(Command::Tasks(args)) => settings::Command::Tasks(args.into()),
+            Some(Command::WhoFixes(args)) => settings::Command::WhoFixes(args.into()),
+            Some(Command::Sysctl(args)) => settings::Command::Sysctl(args.into()),
+            Some(Command::Rules) => settings::Command::Rules,
+            Some(Command::Explain { id }) => settings::Command::Explain(id),
+            Some(Command::Completions { shell }) => return Invocation::Completions(shell),
+            Some(Command::Man) => return Invocation::Man,
+        };
+        let color = match cli.color {
+            ColorChoice::Auto => settings::Color::Auto,
+            ColorChoice::Always => settings::Color::Always,
+            ColorChoice::Never => settings::Color::Never,
+        };
+        Invocation::Run(Box::new(Settings {
+            ui: Ui::new(color, cli.quiet),
+            command,
+        }))
+    }
+}
+
+/// Runs what the command line asks for; the exit code as
+/// [`preflint::run::run`] gives it.
+///
+/// # Errors
+/// A setup error, as a message.
+pub fn run(cli: Cli) -> Result<u8, String> {
+    match Invocation::from(cli) {
+        Invocation::Run(settings) => preflint::run::run(*settings),
+        Invocation::Completions(shell) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "preflint", &mut std::io::stdout());
+            Ok(0)
+        }
+        Invocation::Man => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut out)
+                .map_err(|e| e.to_string())?;
+            let _ = std::io::stdout().lock().write_all(&out);
+            Ok(0)
+        }
+    }
+}
+
+impl From<CommonArgs> for settings::LoadSettings {
+    fn from(a: CommonArgs) -> Self {
+        settings::LoadSettings {
+            path: a.path,
+            playbooks: a.playbooks,
+            excludes: a.excludes,
+            extra_vars: a.extra_vars,
+            inventory: a.inventory,
+            max_total_mib: a.max_total_mib,
+        }
+    }
+}
+
+impl From<SysctlOptions> for settings::SysctlOptions {
+    fn from(a: SysctlOptions) -> Self {
+        settings::SysctlOptions {
+            distro: a.distro,
+            host_root: a.host_root,
+        }
+    }
+}
+
+impl From<TasksFormat> for settings::TasksFormat {
+    fn from(f: TasksFormat) -> Self {
+        match f {
+            TasksFormat::Human => settings::TasksFormat::Human,
+            TasksFormat::Json => settings::TasksFormat::Json,
+        }
+    }
+}
+
+impl From<CheckArgs> for settings::CheckSettings {
+    fn from(a: CheckArgs) -> Self {
+        settings::CheckSettings {
+            common: a.common.into(),
+            sysctl: a.sysctl.into(),
+            format: match a.format {
+                CheckFormat::Human => settings::CheckFormat::Human,
+                CheckFormat::Json => settings::CheckFormat::Json,
+                CheckFormat::Sarif => settings::CheckFormat::Sarif,
+                CheckFormat::Github => settings::CheckFormat::Github,
+                CheckFormat::Codeclimate => settings::CheckFormat::Codeclimate,
+                CheckFormat::Junit => settings::CheckFormat::Junit,
+            },
+            fail_level: a.fail_level.map(|l| match l {
+                Level::Info => preflint::diagnostic::Severity::Info,
+                Level::Warning => preflint::diagnostic::Severity::Warning,
+                Level::Error => preflint::diagnostic::Severity::Error,
+            }),
+            config: a.config,
+            baseline: a.baseline,
+            write_baseline: a.write_baseline,
+            rules: a.rules,
+        }
+    }
+}
+
+impl From<TasksArgs> for settings::TasksSettings {
+    fn from(a: TasksArgs) -> Self {
+        settings::TasksSettings {
+            common: a.common.into(),
+            format: a.format.into(),
+        }
+    }
+}
+
+impl From<WhoFixesArgs> for settings::WhoFixesSettings {
+    fn from(a: WhoFixesArgs) -> Self {
+        settings::WhoFixesSettings {
+            common: a.common.into(),
+            format: match a.format {
+                WhoFixesFormat::Table => settings::WhoFixesFormat::Table,
+                WhoFixesFormat::Markdown => settings::WhoFixesFormat::Markdown,
+                WhoFixesFormat::Json => settings::WhoFixesFormat::Json,
+                WhoFixesFormat::Compact => settings::WhoFixesFormat::Compact,
+                WhoFixesFormat::Html => settings::WhoFixesFormat::Html,
+            },
+            rules: a.rules,
+            tool_name: a.tool_name,
+        }
+    }
+}
+
+impl From<SysctlArgs> for settings::SysctlSettings {
+    fn from(a: SysctlArgs) -> Self {
+        settings::SysctlSettings {
+            common: a.common.into(),
+            sysctl: a.sysctl.into(),
+            format: a.format.into(),
+        }
+    }
 }

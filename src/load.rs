@@ -251,7 +251,7 @@ impl Loader {
                 let id = self.sources.add(path, Arc::clone(&text));
                 Loaded {
                     id,
-                    yaml: yaml::parse(id, &text),
+                    yaml: parse(path, id, &text),
                     text: Some(text),
                     diagnostics: Vec::new(),
                 }
@@ -463,7 +463,7 @@ impl Loader {
         };
         let id = self.sources.add(path, Arc::clone(&text));
         let yaml = if parse_yaml {
-            yaml::parse(id, &text)
+            parse(path, id, &text)
         } else {
             YamlFile::default()
         };
@@ -474,6 +474,19 @@ impl Loader {
             diagnostics: Vec::new(),
         }
     }
+}
+
+/// The YAML of the file at `path`; a panic while parsing it fails the file
+/// with an internal error, and the run goes on.
+fn parse(path: &Path, id: FileId, text: &str) -> YamlFile {
+    let unit = crate::internal_error::Unit::File;
+    let label = || path.display().to_string();
+    crate::internal_error::catch(unit, label, Span::file_start(id), || yaml::parse(id, text))
+        .unwrap_or_else(|d| YamlFile {
+            failed: true,
+            diagnostics: vec![d],
+            ..YamlFile::default()
+        })
 }
 
 /// The file's bytes, or `None` when it holds more than `limit` bytes.

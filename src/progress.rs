@@ -2,6 +2,7 @@
 //! second, on terminals only: never when stderr is redirected, in CI output
 //! formats, or with `--quiet`.
 
+use crate::settings::Ui;
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,11 +19,11 @@ pub const DELAY: Duration = Duration::from_secs(1);
 
 impl Progress {
     /// Starts the indicator when `wanted` (a human format) and stderr is a
-    /// terminal and the run is not quiet.
+    /// terminal and `ui` is not quiet.
     #[must_use]
-    pub fn start(message: &'static str, wanted: bool) -> Self {
+    pub fn start(message: &'static str, wanted: bool, ui: Ui) -> Self {
         let done = Arc::new(AtomicBool::new(false));
-        let enabled = wanted && !crate::run::ui().quiet && std::io::stderr().is_terminal();
+        let enabled = wanted && !ui.quiet && std::io::stderr().is_terminal();
         if !enabled {
             return Progress { done, handle: None };
         }

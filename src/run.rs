@@ -2,15 +2,15 @@
 //! discover -> parse (parallel) -> model -> (analyze) -> sort -> emit.
 
 use crate::ansible::project::{self, BuildOptions, Project};
-use crate::cli::{
-    CheckArgs, Cli, Command, CommonArgs, Level, SysctlArgs, SysctlOptions, TasksArgs, WhoFixesArgs,
-    WhoFixesFormat,
-};
 use crate::config::{Config, RuleLevel};
 use crate::diagnostic::{Diagnostic, LocatedDiagnostic, Severity};
 use crate::discover::{self, Excludes};
 use crate::load::Loader;
 use crate::output;
+use crate::settings::{
+    CheckSettings, Command, LoadSettings, Settings, SysctlOptions, SysctlSettings, TasksFormat,
+    TasksSettings, Ui, WhoFixesFormat, WhoFixesSettings,
+};
 use crate::source::SourceMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,64 +20,62 @@ use std::sync::Arc;
 ///
 /// # Errors
 /// A setup error (missing path, unreadable config) as a message.
-pub fn run(cli: Cli) -> Result<u8, String> {
+pub fn run(settings: Settings) -> Result<u8, String> {
     crate::progress::phase("arguments");
-    let ui = Ui {
-        color: match cli.color {
-            crate::cli::ColorChoice::Always => true,
-            crate::cli::ColorChoice::Never => false,
-            crate::cli::ColorChoice::Auto => {
-                std::io::IsTerminal::is_terminal(&std::io::stdout())
-                    && std::env::var_os("NO_COLOR").is_none()
-            }
-        },
-        quiet: cli.quiet,
-    };
-    UI.with(|u| u.set(ui));
-    match cli.command {
-        None => check(&cli.check),
-        Some(Command::Check(args)) => check(&args),
-        Some(Command::Tasks(args)) => tasks(&args),
-        Some(Command::WhoFixes(args)) => who_fixes(&args),
-        Some(Command::Rules) => rules(),
-        Some(Command::Explain { id }) => explain(&id),
-        Some(Command::Sysctl(args)) => sysctl(&args),
-        Some(Command::Completions { shell }) => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut cmd, "preflint", &mut std::io::stdout());
-            Ok(0)
-        }
-        Some(Command::Man) => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            let mut out = Vec::new();
-            clap_mangen::Man::new(cmd)
-                .render(&mut out)
-                .map_err(|e| e.to_string())?;
-            let _ = std::io::stdout().lock().write_all(&out);
-            Ok(0)
-        }
+    let ui = settings.ui;
+    // A panic the analysis did not catch at a file or a task (see
+    // `internal_error`) still ends as an error, not a crash.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match settings.command {
+        Command::Check(args) => check(&args, ui),
+        Command::Tasks(args) => tasks(&args, ui),
+        Command::WhoFixes(args) => who_fixes(&args, ui),
+        Command::Rules => rules(),
+        Command::Explain(id) => explain(&id),
+        Command::Sysctl(args) => sysctl(&args),
+    }))
+    .unwrap_or_else(|payload| {
+        Err(format!(
+            "internal error: {} (a bug in preflint: please report it)",
+            crate::internal_error::panic_message(payload.as_ref())
+        ))
+    })
+}
+
+/// Says each `internal-error` diagnostic on stderr, whatever the format and
+/// `--quiet` (some formats show no diagnostics, and a bug must not go
+/// unseen); whether there was one: the command then exits 2.
+fn report_internal_errors(diagnostics: &[LocatedDiagnostic]) -> bool {
+    let mut any = false;
+    for d in diagnostics
+        .iter()
+        .filter(|d| d.code == crate::diagnostic::code::INTERNAL)
+    {
+        eprintln!(
+            "preflint: internal error: {}:{}:{}: {}",
+            d.file, d.line, d.column, d.message
+        );
+        any = true;
     }
+    any
 }
 
-/// How to talk to the person running preflint.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Ui {
-    pub color: bool,
-    pub quiet: bool,
-}
-
-thread_local! {
-    static UI: std::cell::Cell<Ui> = const { std::cell::Cell::new(Ui { color: false, quiet: false }) };
-}
-
-/// The settings of the current run (colour, quiet).
-#[must_use]
-pub fn ui() -> Ui {
-    UI.with(std::cell::Cell::get)
+/// The diagnostics of the load plus those of the analysis passes over
+/// `reached` (panics caught at a task), in order.
+fn with_analysis_errors(
+    loaded: &[LocatedDiagnostic],
+    sources: &SourceMap,
+    reached: &[crate::reach::Facts<'_>],
+) -> Vec<LocatedDiagnostic> {
+    let mut all = loaded.to_vec();
+    let analysis = crate::reach::internal_errors(reached);
+    all.extend(analysis.iter().map(|d| d.located(sources)));
+    all.sort();
+    all.dedup();
+    all
 }
 
 /// The configuration for a run: `.preflint.yml` at the root (or `--config`).
-fn config_for(common: &CommonArgs, explicit: Option<&Path>) -> Result<Config, String> {
+fn config_for(common: &LoadSettings, explicit: Option<&Path>) -> Result<Config, String> {
     let root = if common.path.is_file() {
         common
             .path
@@ -137,7 +135,7 @@ impl Loaded {
 ///
 /// # Errors
 /// When PATH does not exist or an entry playbook is missing.
-pub fn load(common: &CommonArgs, config: &Config) -> Result<Loaded, String> {
+pub fn load(common: &LoadSettings, config: &Config) -> Result<Loaded, String> {
     let root = common.path.clone();
     crate::progress::phase("start");
     if !root.exists() {
@@ -282,11 +280,9 @@ fn ansible_lint_excludes(root: &Path) -> Vec<String> {
     Vec::new()
 }
 
-fn tasks(args: &TasksArgs) -> Result<u8, String> {
-    let progress = crate::progress::Progress::start(
-        "reading the tree",
-        args.format == crate::cli::TasksFormat::Human,
-    );
+fn tasks(args: &TasksSettings, ui: Ui) -> Result<u8, String> {
+    let progress =
+        crate::progress::Progress::start("reading the tree", args.format == TasksFormat::Human, ui);
     let config = config_for(&args.common, None)?;
     let mut loaded = load(&args.common, &config)?;
     if let Some(build) = loaded.take_build() {
@@ -294,8 +290,8 @@ fn tasks(args: &TasksArgs) -> Result<u8, String> {
     }
     drop(progress);
     let pieces = match args.format {
-        crate::cli::TasksFormat::Human => output::tasks::human_pieces(&loaded),
-        crate::cli::TasksFormat::Json => vec![output::tasks::json(&loaded)],
+        TasksFormat::Human => output::tasks::human_pieces(&loaded),
+        TasksFormat::Json => vec![output::tasks::json(&loaded)],
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.
@@ -308,17 +304,19 @@ fn tasks(args: &TasksArgs) -> Result<u8, String> {
         .diagnostics
         .iter()
         .any(|d| d.severity == Severity::Error);
+    let internal = report_internal_errors(&loaded.diagnostics);
     release(loaded, Frees::LeaveToExit);
-    Ok(u8::from(errors))
+    Ok(if internal { 2 } else { u8::from(errors) })
 }
 
-fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
+fn who_fixes(args: &WhoFixesSettings, ui: Ui) -> Result<u8, String> {
     let progress = crate::progress::Progress::start(
         "analysing who fixes each concern",
         matches!(
             args.format,
             WhoFixesFormat::Table | WhoFixesFormat::Markdown
         ),
+        ui,
     );
     let config = config_for(&args.common, None)?;
     let (catalog, loaded) = rayon::join(
@@ -342,6 +340,7 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
         crate::concern::analyze::IterationsAfter::Dropped,
     );
     crate::progress::phase("concerns");
+    let diagnostics = with_analysis_errors(&loaded.diagnostics, &loaded.sources, &reached);
     drop(progress);
     let text = match args.format {
         WhoFixesFormat::Table => output::who_fixes::table(&verdicts),
@@ -352,15 +351,16 @@ fn who_fixes(args: &WhoFixesArgs) -> Result<u8, String> {
             &loaded.project.name,
             &verdicts,
             &loaded.project.unresolved,
-            &loaded.diagnostics,
+            &diagnostics,
         ),
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     crate::progress::phase("output");
+    let internal = report_internal_errors(&diagnostics);
     release((reached, verdicts), Frees::LeaveToExit);
     release(scope, Frees::LeaveToExit);
     release(loaded, Frees::LeaveToExit);
-    Ok(0)
+    Ok(if internal { 2 } else { 0 })
 }
 
 /// The built-in concern catalog plus `--rules DIR`, every problem listed.
@@ -384,14 +384,6 @@ fn scope(loaded: &Loaded, build: Option<Build>) -> crate::reach::Scope<'_> {
         },
     );
     scope
-}
-
-fn level(l: Level) -> Severity {
-    match l {
-        Level::Info => Severity::Info,
-        Level::Warning => Severity::Warning,
-        Level::Error => Severity::Error,
-    }
 }
 
 /// The sysctl files assumed on the hosts before the playbook.
@@ -428,7 +420,7 @@ pub struct CheckRun {
 ///
 /// # Errors
 /// Setup errors (missing path, invalid configuration or catalog).
-pub fn check_run(args: &CheckArgs) -> Result<CheckRun, String> {
+pub fn check_run(args: &CheckSettings) -> Result<CheckRun, String> {
     check_run_with(args, Frees::Drop)
 }
 
@@ -450,7 +442,7 @@ fn release<T>(x: T, frees: Frees) {
     }
 }
 
-fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
+fn check_run_with(args: &CheckSettings, frees: Frees) -> Result<CheckRun, String> {
     let config = config_for(&args.common, args.config.as_deref())?;
     // The rule data (~1 ms on kubespray: the catalog, the sysctl baseline,
     // what kubeadm requires) is read beside the walk, one worker's share.
@@ -516,8 +508,9 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
         },
     };
     let mut findings = crate::rule::run_rules(&cx, &settings);
+    let diagnostics = with_analysis_errors(&loaded.diagnostics, &loaded.sources, &reached);
     // Load problems are findings too (reserved ids), so CI sees broken files.
-    for d in &loaded.diagnostics {
+    for d in &diagnostics {
         findings.push(crate::rule::Finding {
             rule: d.code.to_string(),
             severity: d.severity,
@@ -535,9 +528,9 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
     crate::progress::phase("rules");
     release((reached, verdicts, writes, sysctl), frees);
     release(scope, frees);
+    loaded.diagnostics = diagnostics;
     let fail_level = args
         .fail_level
-        .map(level)
         .or(config.fail_level)
         .unwrap_or(Severity::Warning);
     Ok(CheckRun {
@@ -547,32 +540,41 @@ fn check_run_with(args: &CheckArgs, frees: Frees) -> Result<CheckRun, String> {
     })
 }
 
-fn check(args: &CheckArgs) -> Result<u8, String> {
-    let progress =
-        crate::progress::Progress::start("checking", args.format == crate::cli::CheckFormat::Human);
+fn check(args: &CheckSettings, ui: Ui) -> Result<u8, String> {
+    let progress = crate::progress::Progress::start(
+        "checking",
+        args.format == crate::settings::CheckFormat::Human,
+        ui,
+    );
     let mut run = check_run_with(args, Frees::LeaveToExit)?;
     drop(progress);
+    let internal = report_internal_errors(&run.loaded.diagnostics);
     if let Some(path) = &args.write_baseline {
         crate::baseline::write(path, &run.findings)?;
-        if !ui().quiet {
+        if !ui.quiet {
             eprintln!(
                 "preflint: wrote {} findings to {}",
                 run.findings.len(),
                 path.display()
             );
         }
-        return Ok(0);
+        return Ok(if internal { 2 } else { 0 });
     }
     if let Some(path) = &args.baseline {
         let known = crate::baseline::read(path)?;
         run.findings.retain(|f| !known.contains(&f.fingerprint));
     }
-    let text = output::check::render(args.format, &run, &args.common.path.display().to_string());
+    let text = output::check::render(
+        args.format,
+        &run,
+        &args.common.path.display().to_string(),
+        ui,
+    );
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     crate::progress::phase("output");
     let failing = run.findings.iter().any(|f| f.severity >= run.fail_level);
     release(run, Frees::LeaveToExit);
-    Ok(u8::from(failing))
+    Ok(if internal { 2 } else { u8::from(failing) })
 }
 
 fn rules() -> Result<u8, String> {
@@ -644,7 +646,7 @@ fn explain(id: &str) -> Result<u8, String> {
     ))
 }
 
-fn sysctl(args: &SysctlArgs) -> Result<u8, String> {
+fn sysctl(args: &SysctlSettings) -> Result<u8, String> {
     let config = config_for(&args.common, None)?;
     let base = baseline(&args.sysctl, &config)?;
     let mut loaded = load(&args.common, &config)?;
@@ -653,14 +655,19 @@ fn sysctl(args: &SysctlArgs) -> Result<u8, String> {
     let reached = scope.reached();
     let writes = crate::check::sysctl::sysctl_writes(&scope, &reached, &loaded.sources);
     let results = crate::check::simulate(&base, &writes);
+    let diagnostics = with_analysis_errors(&loaded.diagnostics, &loaded.sources, &reached);
     let text = match args.format {
-        crate::cli::TasksFormat::Json => {
+        TasksFormat::Json => {
             let mut s = serde_json::to_string_pretty(&results).unwrap_or_default();
             s.push('\n');
             s
         }
-        crate::cli::TasksFormat::Human => output::sysctl::table(&results, &base),
+        TasksFormat::Human => output::sysctl::table(&results, &base),
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    Ok(0)
+    Ok(if report_internal_errors(&diagnostics) {
+        2
+    } else {
+        0
+    })
 }

@@ -23,7 +23,8 @@
 //! fails without one unless `PREFLINT_SKIP_ORACLE=1`.
 
 use clap::Parser;
-use preflint::cli::{CheckFormat, Cli, Command as Sub, Level, WhoFixesFormat};
+use preflint::diagnostic::Severity;
+use preflint::settings::{CheckFormat, CheckSettings, Command as Sub, WhoFixesFormat};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -38,6 +39,12 @@ const TREES: [(&str, &str); 3] = [
     ("test-repos/hazards/live-only", "warning"),
     ("test-repos/who-fixes/handmade", "info"),
 ];
+
+/// The binary's command line, to read each recipe as `preflint` does: its
+/// clap types and their conversion into the library's settings.
+#[path = "../src/cli.rs"]
+#[allow(dead_code)]
+mod cli;
 
 /// Values for the environment variables the recipes use.
 const VARS: [(&str, &str); 1] = [("GITHUB_STEP_SUMMARY", "step-summary.md")];
@@ -386,14 +393,17 @@ struct Meaning {
     path: PathBuf,
     output: Output,
     /// For `check`: the fail level, the baseline read and the one written.
-    check: Option<(Level, Option<PathBuf>, Option<PathBuf>)>,
+    check: Option<(Severity, Option<PathBuf>, Option<PathBuf>)>,
 }
 
 fn meaning(inv: &Invocation) -> Meaning {
     let argv = std::iter::once("preflint".to_string()).chain(inv.args.iter().cloned());
-    let cli = Cli::try_parse_from(argv)
+    let cli = cli::Cli::try_parse_from(argv)
         .unwrap_or_else(|e| panic!("{}: `{}` does not parse:\n{e}", inv.place, inv.line));
-    let check = |a: preflint::cli::CheckArgs| {
+    let cli::Invocation::Run(settings) = cli::Invocation::from(cli) else {
+        panic!("{}: `{}`: not a run", inv.place, inv.line)
+    };
+    let check = |a: CheckSettings| {
         let output = match a.format {
             CheckFormat::Human => Output::Human,
             CheckFormat::Json => Output::Json,
@@ -406,16 +416,15 @@ fn meaning(inv: &Invocation) -> Meaning {
             path: a.common.path,
             output,
             check: Some((
-                a.fail_level.unwrap_or(Level::Warning),
+                a.fail_level.unwrap_or(Severity::Warning),
                 a.baseline,
                 a.write_baseline,
             )),
         }
     };
-    match cli.command {
-        None => check(cli.check),
-        Some(Sub::Check(a)) => check(a),
-        Some(Sub::WhoFixes(a)) => Meaning {
+    match settings.command {
+        Sub::Check(a) => check(a),
+        Sub::WhoFixes(a) => Meaning {
             path: a.common.path,
             output: match a.format {
                 WhoFixesFormat::Json | WhoFixesFormat::Compact => Output::Json,
@@ -425,7 +434,7 @@ fn meaning(inv: &Invocation) -> Meaning {
             },
             check: None,
         },
-        Some(_) => panic!(
+        _ => panic!(
             "{}: `{}`: only check and who-fixes recipes are covered",
             inv.place, inv.line
         ),
@@ -441,11 +450,11 @@ fn rank(severity: &str) -> u8 {
     }
 }
 
-fn level_rank(l: Level) -> u8 {
+fn level_rank(l: Severity) -> u8 {
     match l {
-        Level::Info => 0,
-        Level::Warning => 1,
-        Level::Error => 2,
+        Severity::Info => 0,
+        Severity::Warning => 1,
+        Severity::Error => 2,
     }
 }
 

@@ -367,3 +367,127 @@ fn files_reached_through_links_keep_their_paths() {
     assert_eq!(v["stats"]["yaml_files"], 6);
     assert_eq!(v["stats"]["yaml_failed"], 2);
 }
+
+/// A panic in one unit of the run (a file parsed, a playbook, play or role
+/// expanded, a task analysed) is reported as `internal-error` at that
+/// unit's file and line, the rest of the tree is still analysed, and the
+/// command exits 2. The panics are made by `PREFLINT_DEBUG_PANIC`, which
+/// only debug builds read (see `src/internal_error.rs`).
+#[cfg(debug_assertions)]
+#[test]
+fn a_panic_becomes_an_internal_error_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let write = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write(
+        "site.yml",
+        "- name: Prepare nodes\n  hosts: all\n  roles: [net]\n",
+    );
+    write(
+        "roles/net/tasks/main.yml",
+        "- name: Forward packets now\n  ansible.builtin.command: sysctl -w net.ipv4.ip_forward=1\n\
+         - name: Turn swap off\n  ansible.builtin.command: swapoff -a\n",
+    );
+    let run = |panic: &str, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_preflint"))
+            .args(args)
+            .arg(root)
+            .env("NO_COLOR", "1")
+            .env("RUST_BACKTRACE", "0")
+            .env("PREFLINT_DEBUG_PANIC", panic)
+            .output()
+            .expect("run preflint");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), out.stdout, stderr)
+    };
+    // (unit, where the internal error points, a finding of the rest of the tree)
+    let cases = [
+        (
+            "task:Turn swap off",
+            ("roles/net/tasks/main.yml", 3),
+            ("sysctl-not-persisted", "roles/net/tasks/main.yml", 1),
+        ),
+        (
+            "file:roles/net/tasks/main.yml",
+            ("roles/net/tasks/main.yml", 1),
+            ("concern-left-to-operator", "site.yml", 1),
+        ),
+        (
+            "play:Prepare nodes",
+            ("site.yml", 1),
+            ("concern-left-to-operator", "site.yml", 1),
+        ),
+        (
+            "playbook:site.yml",
+            ("site.yml", 1),
+            ("concern-left-to-operator", "site.yml", 1),
+        ),
+    ];
+    for (panic, (file, line), (other_rule, other_file, other_line)) in cases {
+        let (code, stdout, stderr) = run(panic, &["check", "--format", "json"]);
+        assert_eq!(code, Some(2), "{panic}: exit 2\n{stderr}");
+        let doc: serde_json::Value = serde_json::from_slice(&stdout).expect("JSON");
+        let findings = doc["findings"].as_array().expect("findings");
+        let at = |rule: &str, file: &str, line: u64| {
+            findings
+                .iter()
+                .any(|f| f["rule"] == rule && f["file"] == file && f["line"] == line)
+        };
+        assert!(
+            at("internal-error", file, line),
+            "{panic}: internal-error at {file}:{line} in {findings:#?}"
+        );
+        assert!(
+            at(other_rule, other_file, other_line),
+            "{panic}: the run went on: {other_rule} at {other_file}:{other_line} in {findings:#?}"
+        );
+        assert!(
+            stderr.contains(&format!("preflint: internal error: {file}:{line}:")),
+            "{panic}: stderr names the file\n{stderr}"
+        );
+    }
+    // Every command reports it, even in formats without diagnostics.
+    for args in [
+        &["tasks"][..],
+        &["who-fixes"],
+        &["who-fixes", "--format", "compact"],
+        &["sysctl"],
+    ] {
+        let (code, _, stderr) = run("task:Turn swap off", args);
+        if args[0] == "tasks" {
+            // `tasks` analyses no task: nothing to catch.
+            assert_eq!(code, Some(0), "{args:?}\n{stderr}");
+            continue;
+        }
+        assert_eq!(code, Some(2), "{args:?}\n{stderr}");
+        assert!(
+            stderr.contains("preflint: internal error: roles/net/tasks/main.yml:3:"),
+            "{args:?}\n{stderr}"
+        );
+    }
+    let (code, stdout, stderr) = run("file:roles/net/tasks/main.yml", &["tasks", "--quiet"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(String::from_utf8_lossy(&stdout).contains("internal-error"));
+    assert!(stderr.contains("preflint: internal error: roles/net/tasks/main.yml:1:"));
+    // A tree without playbooks: each role is expanded as if a play ran it.
+    std::fs::remove_file(root.join("site.yml")).expect("rm");
+    let (code, stdout, stderr) = run("role:net", &["check", "--format", "json"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&stdout).expect("JSON");
+    assert!(
+        doc["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["rule"] == "internal-error" && f["file"] == "roles/net"),
+        "{doc:#}"
+    );
+    // Without a panic the same tree is analysed as usual.
+    let (code, _, stderr) = run("", &["check"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(!stderr.contains("internal error"), "{stderr}");
+}

@@ -13,7 +13,6 @@
 //! Needs Chromium (`/usr/bin/chromium`, or `PREFLINT_CHROMIUM`; scripts/test.sh
 //! installs Debian's package); fails without it unless `PREFLINT_SKIP_ORACLE=1`.
 
-use clap::Parser;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,18 +26,10 @@ fn repo() -> PathBuf {
 
 /// The verdicts `preflint who-fixes` computes for `tree` (as src/run.rs does).
 fn verdicts(tree: &Path) -> (String, Vec<preflint::concern::analyze::Verdict>) {
-    let cli = preflint::cli::Cli::try_parse_from([
-        "preflint".as_ref(),
-        "who-fixes".as_ref(),
-        tree.as_os_str(),
-    ])
-    .expect("arguments");
-    let Some(preflint::cli::Command::WhoFixes(args)) = cli.command else {
-        panic!("not who-fixes");
-    };
+    let settings = preflint::settings::LoadSettings::new(tree);
     let catalog = preflint::concern::catalog::load(None).expect("built-in catalog");
     let loaded =
-        preflint::run::load(&args.common, &preflint::config::Config::default()).expect("load");
+        preflint::run::load(&settings, &preflint::config::Config::default()).expect("load");
     let scope =
         preflint::reach::Scope::new(&loaded.project, &loaded.extra, loaded.inventory.as_ref());
     let reached = scope.reached();

@@ -9,8 +9,7 @@
 //! format. Only a panic, a stack overflow, a hang or an out-of-memory is a
 //! failure; load errors and setup errors are normal answers.
 
-use clap::Parser;
-use preflint::cli::{CheckFormat, Cli, Command};
+use preflint::settings::{CheckFormat, CheckSettings};
 use std::path::{Path, PathBuf};
 
 /// Which file of the tree the bytes replace.
@@ -272,9 +271,10 @@ impl Harness {
     ///
     /// # Panics
     /// When the scratch tree cannot be written, or when preflint panics
-    /// (what the fuzzer looks for).
+    /// (what the fuzzer looks for), be it caught and reported as an
+    /// `internal-error` finding.
     pub fn run(&self, data: &[u8]) {
-        let mut extra: Vec<String> = Vec::new();
+        let mut settings = CheckSettings::new(&self.root);
         match self.target {
             Target::TasksFile => write(&self.root, "roles/fuzz/tasks/main.yml", data),
             Target::Playbook => write(&self.root, "site.yml", data),
@@ -288,26 +288,25 @@ impl Harness {
                 let _ = std::fs::remove_file(self.root.join("inventory/hosts.yml"));
                 let _ = std::fs::remove_file(self.root.join("inventory/hosts.ini"));
                 write(&self.root, rel, data.get(1..).unwrap_or_default());
-                extra.push("-i".into());
-                extra.push(self.root.join(rel).display().to_string());
+                settings.common.inventory = Some(self.root.join(rel));
             }
             Target::Catalog => {
                 write(&self.root, "rules/fuzz.yml", data);
-                extra.push("--rules".into());
-                extra.push(self.root.join("rules").display().to_string());
+                settings.rules = Some(self.root.join("rules"));
             }
         }
-        let mut command_line: Vec<String> = vec!["preflint".into(), "check".into()];
-        command_line.extend(extra);
-        command_line.push(self.root.display().to_string());
-        let cli = Cli::try_parse_from(&command_line).expect("the harness's own arguments parse");
-        let Some(Command::Check(args)) = cli.command else {
-            unreachable!("the harness always runs `check`")
-        };
         // A setup error (an invalid concern file) is an answer, not a failure.
-        let Ok(run) = preflint::run::check_run(&args) else {
+        let Ok(run) = preflint::run::check_run(&settings) else {
             return;
         };
+        // A panic the run caught is still a panic.
+        if let Some(f) = run
+            .findings
+            .iter()
+            .find(|f| f.rule == preflint::diagnostic::code::INTERNAL)
+        {
+            panic!("{}:{}: {}", f.file, f.line, f.message);
+        }
         let root = self.root.display().to_string();
         for f in [
             CheckFormat::Human,
@@ -317,7 +316,12 @@ impl Harness {
             CheckFormat::Codeclimate,
             CheckFormat::Junit,
         ] {
-            std::hint::black_box(preflint::output::check::render(f, &run, &root));
+            std::hint::black_box(preflint::output::check::render(
+                f,
+                &run,
+                &root,
+                preflint::settings::Ui::default(),
+            ));
         }
         std::hint::black_box(preflint::output::tasks::json(&run.loaded));
         std::hint::black_box(preflint::output::tasks::human(&run.loaded));

@@ -604,7 +604,17 @@ pub fn build(
                 tags: Arc::new([]),
                 duplicate: false,
             };
-            b.run_role_at(&entry, path, &ctx, &mut state);
+            let unit = crate::internal_error::Unit::Role;
+            if let Err(d) = crate::internal_error::catch(
+                unit,
+                || name.clone(),
+                entry.span,
+                || {
+                    b.run_role_at(&entry, path, &ctx, &mut state);
+                },
+            ) {
+                b.push_diag(d);
+            }
             run.add(state.spent());
             entries.push(Entry {
                 span: Some(entry.span),
@@ -624,10 +634,18 @@ pub fn build(
         let mut specs = Vec::new();
         let mut owners = Vec::new();
         for (i, pb) in playbooks.iter().enumerate() {
-            b.expand_playbook(pb, &[], &[], &mut Vec::new(), &mut specs, None);
+            let pb_yaml = loader.yaml(pb);
+            let unit = crate::internal_error::Unit::Playbook;
+            let label = || pb.display().to_string();
+            if let Err(d) =
+                crate::internal_error::catch(unit, label, Span::file_start(pb_yaml.id), || {
+                    b.expand_playbook(pb, &[], &[], &mut Vec::new(), &mut specs, None);
+                })
+            {
+                b.push_diag(d);
+            }
             owners.resize(specs.len(), i);
-            let span = loader
-                .yaml(pb)
+            let span = pb_yaml
                 .doc()
                 .and_then(Node::as_seq)
                 .and_then(|s| s.first())
@@ -987,8 +1005,25 @@ impl<'a> Builder<'a> {
 
     /// Expands one play with this (fresh) builder; `true` with it when the
     /// builder gave up speculating and the result must be thrown away.
+    /// A panic while expanding leaves the play without tasks, reported.
     fn expand(mut self, spec: &PlaySpec, budget: Budget) -> (Built, bool) {
-        let (play, spent) = self.play(spec, budget);
+        let unit = crate::internal_error::Unit::Play;
+        let name = || spec.node.get("name").and_then(Node::scalar_text);
+        let label = || name().unwrap_or_default();
+        let (play, spent) =
+            crate::internal_error::catch(unit, label, spec.node.span, || self.play(spec, budget))
+                .unwrap_or_else(|d| {
+                    self.push_diag(d);
+                    let play = Play {
+                        name: name(),
+                        hosts: String::new(),
+                        span: spec.node.span,
+                        layers: spec.layers.clone(),
+                        tasks: Vec::new(),
+                        handlers: Vec::new(),
+                    };
+                    (play, Spent::default())
+                });
         let aborted = self.speculation.as_ref().is_some_and(|s| s.aborted);
         let built = Built {
             play: Arc::new(play),
@@ -2236,13 +2271,7 @@ mod tests {
     /// The model of a tree given as (path, text) pairs, every top-level playbook an entry.
     fn model(files: &[(&str, &str)]) -> Project {
         let dir = crate::check::testing::tree(files);
-        let cli = crate::check::testing::cli("tasks", dir.path());
-        let Some(crate::cli::Command::Tasks(args)) = cli.command else {
-            unreachable!("parsed as tasks")
-        };
-        crate::run::load(&args.common, &crate::config::Config::default())
-            .expect("loads")
-            .project
+        crate::check::testing::load(dir.path()).project
     }
 
     const INNER: &str = "- hosts: all\n  roles: [r]\n";

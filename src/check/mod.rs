@@ -29,23 +29,18 @@ pub(crate) mod testing {
         dir
     }
 
-    /// The command line `preflint SUB DIR`.
-    pub(crate) fn cli(sub: &str, dir: &std::path::Path) -> crate::cli::Cli {
-        <crate::cli::Cli as clap::Parser>::try_parse_from([
-            "preflint".to_string(),
-            sub.to_string(),
-            dir.display().to_string(),
-        ])
-        .expect("args")
+    /// The model of the tree at `dir` as every command reads it, without a
+    /// configuration file.
+    pub(crate) fn load(dir: &std::path::Path) -> crate::run::Loaded {
+        let settings = crate::settings::LoadSettings::new(dir);
+        crate::run::load(&settings, &crate::config::Config::default()).expect("loads")
     }
 
     /// The ids of the findings of `rule` for a tree given as (path, text) pairs.
     pub(crate) fn findings(files: &[(&str, &str)], rule: &str) -> Vec<Finding> {
         let dir = tree(files);
-        let Some(crate::cli::Command::Check(args)) = cli("check", dir.path()).command else {
-            unreachable!("parsed as check")
-        };
-        let run = crate::run::check_run(&args).expect("check runs");
+        let settings = crate::settings::CheckSettings::new(dir.path());
+        let run = crate::run::check_run(&settings).expect("check runs");
         run.findings
             .into_iter()
             .filter(|f| f.rule == rule)

@@ -755,11 +755,7 @@ mod tests {
     ];
 
     fn loaded(dir: &Path) -> crate::run::Loaded {
-        let cli = crate::check::testing::cli("who-fixes", dir);
-        let Some(crate::cli::Command::WhoFixes(args)) = cli.command else {
-            unreachable!("parsed as who-fixes")
-        };
-        crate::run::load(&args.common, &crate::config::Config::default()).expect("loads")
+        crate::check::testing::load(dir)
     }
 
     #[test]
@@ -901,6 +897,7 @@ mod tests {
             &catalog,
             &scope,
             &reached,
+            &Units::default(),
             IterationsAfter::Kept,
         );
         let mut all: Vec<&str> = found

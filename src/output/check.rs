@@ -1,28 +1,16 @@
 //! `preflint check`: hands a finished run to the format emitters.
 
-use crate::cli::CheckFormat;
 use crate::output::findings::{Format, Report, render as render_format};
 use crate::run::CheckRun;
+use crate::settings::Ui;
 
-fn format(f: CheckFormat) -> Format {
-    match f {
-        CheckFormat::Human => Format::Human,
-        CheckFormat::Json => Format::Json,
-        CheckFormat::Sarif => Format::Sarif,
-        CheckFormat::Github => Format::Github,
-        CheckFormat::Codeclimate => Format::Codeclimate,
-        CheckFormat::Junit => Format::Junit,
-    }
-}
-
-/// Renders a run in the chosen format (colour only on a terminal, never with NO_COLOR).
+/// Renders a run in the chosen format, coloured when `ui` says so.
 #[must_use]
-pub fn render(f: CheckFormat, run: &CheckRun, root: &str) -> String {
+pub fn render(format: Format, run: &CheckRun, root: &str, ui: Ui) -> String {
     let rules: Vec<crate::rule::RuleMeta> = crate::rule::registry()
         .iter()
         .map(|r| r.meta().clone())
         .collect();
-    let color = crate::run::ui().color;
     let report = Report {
         tool_version: env!("CARGO_PKG_VERSION"),
         root,
@@ -30,7 +18,7 @@ pub fn render(f: CheckFormat, run: &CheckRun, root: &str) -> String {
         rules: &rules,
         files_checked: run.loaded.project.stats.files,
         fail_level: run.fail_level,
-        color,
+        color: ui.color,
     };
-    render_format(format(f), &report, Some(&run.loaded.sources))
+    render_format(format, &report, Some(&run.loaded.sources))
 }

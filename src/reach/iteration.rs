@@ -81,6 +81,9 @@ pub struct Facts<'s> {
 #[derive(Default)]
 pub(super) struct FactsCache<'s> {
     iters: Mutex<Option<Vec<Iteration<'s>>>>,
+    /// The first panic in a pass over the task, reported (see
+    /// `internal_errors`); boxed, as nearly every task has none.
+    pub(super) internal: OnceLock<Box<crate::diagnostic::Diagnostic>>,
 }
 
 /// A task's iterations, held for one thread's use (see [`Facts::iterations`]).
@@ -105,7 +108,7 @@ impl<'s> std::ops::Deref for Iterations<'_, 's> {
 }
 
 impl<'s> Facts<'s> {
-    fn cache(&self) -> &FactsCache<'s> {
+    pub(super) fn cache(&self) -> &FactsCache<'s> {
         &self.caches[self.slot]
     }
 

@@ -15,7 +15,7 @@ mod when;
 pub use iteration::{
     Facts, Iteration, Iterations, arg_text, command_text, json_text, loop_items, read_role_file,
 };
-pub use per_task::{per_task, per_task_from_end};
+pub use per_task::{internal_errors, per_task, per_task_from_end};
 pub use view::IterView;
 pub use when::{CondEvidence, VarEvidence, When, conditions_hold, var_evidence, why_label};
 

@@ -35,7 +35,19 @@ fn per_task_in<'s, T: Send + Sync>(
     twin: impl Fn(&Facts<'s>, &T) -> T + Sync + Send,
     from_end: bool,
 ) -> Vec<T> {
-    let first = |(i, facts): (usize, &Facts<'s>)| (facts.first_twin == i).then(|| f(facts));
+    // A panic in `f` leaves the task (and its twins) without results in
+    // this pass, reported at the task (see `internal_errors`).
+    let first = |(i, facts): (usize, &Facts<'s>)| {
+        (facts.first_twin == i).then(|| {
+            let task = &facts.reach.inst.task;
+            let unit = crate::internal_error::Unit::Task;
+            let label = || task.name.clone().unwrap_or_default();
+            crate::internal_error::catch(unit, label, task.span, || f(facts)).unwrap_or_else(|d| {
+                let _ = facts.cache().internal.set(Box::new(d));
+                Vec::new()
+            })
+        })
+    };
     let firsts: Vec<Option<Vec<T>>> = if from_end {
         let mut v: Vec<Option<Vec<T>>> = reached.par_iter().enumerate().rev().map(first).collect();
         v.reverse();
@@ -60,5 +72,17 @@ fn per_task_in<'s, T: Send + Sync>(
         .into_iter()
         .zip(twins)
         .flat_map(|(own, twin)| own.or(twin).unwrap_or_default())
+        .collect()
+}
+
+/// The panics caught in the passes over `reached` so far ([`per_task`]),
+/// as `internal-error` diagnostics at their tasks: one per task.
+#[must_use]
+pub fn internal_errors(reached: &[Facts<'_>]) -> Vec<crate::diagnostic::Diagnostic> {
+    reached
+        .iter()
+        .enumerate()
+        .filter(|&(i, f)| f.first_twin == i)
+        .filter_map(|(_, f)| f.cache().internal.get().map(|d| (**d).clone()))
         .collect()
 }
