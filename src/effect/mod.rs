@@ -29,6 +29,7 @@ pub(crate) mod testing;
 mod view;
 
 pub use derive::{derive, may_have_effects};
+pub use file::unit_of_file;
 pub use view::TaskView;
 
 use crate::sysctl::Engine;
