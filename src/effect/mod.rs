@@ -24,11 +24,14 @@ mod package;
 mod probe;
 mod service;
 mod sysctl;
+#[cfg(test)]
+pub(crate) mod testing;
 mod to_sysctl;
 pub mod units;
 pub mod view;
 
 pub use derive::{derive, may_change_units, may_have_effects};
+pub use file::unit_of_file;
 pub use to_sysctl::sysctl_writes;
 pub use view::TaskView;
 
@@ -145,7 +148,16 @@ pub enum EffectKind {
     HandlersFlushed,
     /// Something verified without being changed: `assert`/`fail` on an
     /// expression, `wait_for` on a port, a probing command.
-    Check { what: String, port: Option<String> },
+    Check {
+        /// What must hold: `assert`'s expressions joined with ` and `,
+        /// `fail`'s message, the state `wait_for` waits for.
+        what: String,
+        port: Option<String>,
+        /// The message shown when the check fails (`assert`'s `fail_msg`
+        /// or `msg`, `fail`'s `msg`): often the only words that say what
+        /// is checked.
+        msg: Option<String>,
+    },
     /// `kubeadm` run with these arguments.
     Kubeadm { args: String },
     /// A command line nothing here recognises.
@@ -199,6 +211,7 @@ pub enum ServiceAction {
     Disabled,
     Masked,
     Unmasked,
+    /// `systemctl daemon-reload`: the manager's, so its `unit` is empty.
     DaemonReload,
 }
 
@@ -268,10 +281,11 @@ impl Content {
     /// The text as the node gets it as far as known: a template's
     /// rendering when it renders, else the text as written.
     pub fn text<'c>(&'c self, view: &dyn TaskView) -> &'c str {
-        if self.template && crate::ansible::project::is_templated(&self.raw) {
-            if let Some(r) = self.rendered.get_or_init(|| view.render(&self.raw)) {
-                return r;
-            }
+        if self.template
+            && crate::ansible::project::is_templated(&self.raw)
+            && let Some(r) = self.rendered.get_or_init(|| view.render(&self.raw))
+        {
+            return r;
         }
         &self.raw
     }
@@ -377,7 +391,7 @@ impl Kind {
             Kind::Hostname => &["name"],
             Kind::HandlerNotified => &["name"],
             Kind::HandlersFlushed => &[],
-            Kind::Check => &["what", "port"],
+            Kind::Check => &["what", "port", "msg"],
             Kind::Kubeadm => &["args"],
             Kind::Command => &["line"],
         }
@@ -507,10 +521,12 @@ impl Effect {
                 SwapOff::UnitMasked(_) => "unit_masked",
                 SwapOff::Generator(_) => "generator",
             }),
-            (EffectKind::SwapOff { how }, "unit") => match how {
-                SwapOff::UnitMasked(u) | SwapOff::Generator(u) => b(u),
-                _ => None,
-            },
+            (
+                EffectKind::SwapOff {
+                    how: SwapOff::UnitMasked(u) | SwapOff::Generator(u),
+                },
+                "unit",
+            ) => b(u),
             (k, "path") => k.path().map(Borrowed),
             (EffectKind::FileWritten { mode, .. }, "mode") => ob(mode),
             (EffectKind::FileEdited { edit, .. }, "text") => b(&edit.text),
@@ -529,6 +545,7 @@ impl Effect {
             | (EffectKind::Check { port, .. }, "port") => ob(port),
             (EffectKind::Firewall { proto, .. }, "proto") => ob(proto),
             (EffectKind::Check { what, .. }, "what") => b(what),
+            (EffectKind::Check { msg, .. }, "msg") => ob(msg),
             (EffectKind::Kubeadm { args }, "args") => b(args),
             (EffectKind::Command { line }, "line") => b(line),
             _ => None,
