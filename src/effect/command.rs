@@ -169,14 +169,15 @@ fn walk(line: &str, mode: Mode, depth: u8, cx: &mut Cx) {
             ),
             None => std::mem::replace(&mut piped, Stream::Nothing),
         };
-        if skip > 0 {
-            skip -= 1;
-            continue;
-        }
         let takes_stdout = c.redirects.iter().any(shell::Redirect::takes_stdout);
         let text = line.get(c.start..c.end).unwrap_or_default();
         let at = cx.out.len();
         let step = match program_index(&c.words) {
+            // Taken in by the command before it (a filter after a probe).
+            _ if skip > 0 => {
+                skip -= 1;
+                Step::done(true)
+            }
             // Only assignments and redirections: `> file` empties it.
             None => Step {
                 recognised: true,
@@ -213,7 +214,7 @@ fn walk(line: &str, mode: Mode, depth: u8, cx: &mut Cx) {
         if !recognised {
             cx.opaque_at.get_or_insert(at);
         }
-        skip = step.consumes;
+        skip += step.consumes;
         if c.pipe && !takes_stdout {
             piped = step.stdout;
         }
@@ -471,10 +472,11 @@ fn is_assignment(w: &Word<'_>) -> bool {
     })
 }
 
-/// Whether a name holds a shell expansion: its value on the node is not
-/// known, and an effect naming it would name something else.
+/// Whether a name holds a shell expansion (or Jinja that did not render):
+/// its value on the node is not known, and an effect naming it would name
+/// something else.
 fn expands(name: &str) -> bool {
-    name.contains(['$', '`'])
+    name.contains(['$', '`']) || name.contains("{{") || name.contains("{%")
 }
 
 fn basename(path: &str) -> &str {
@@ -515,15 +517,16 @@ fn operands<'c, 'a>(args: &'c [Word<'a>], with_arg: &[&str]) -> Vec<&'c Word<'a>
     out
 }
 
-/// `sh -c SCRIPT`, or `sh` reading its script from standard input: the
-/// script's commands, read in turn. A script file is not read.
+/// `sh -c SCRIPT`, or `sh` reading its script from standard input (no
+/// script file, or `-s`): the script's commands, read in turn. A script
+/// file is not read.
 fn shell_script(call: &Call<'_, '_>, depth: u8, cx: &mut Cx) -> bool {
     if depth >= MAX_DEPTH {
         return false;
     }
     let args = call.args;
     let mut i = 0;
-    let mut dash_c = false;
+    let (mut dash_c, mut dash_s) = (false, false);
     while let Some(a) = args.get(i).map(Word::as_str) {
         if matches!(a, "-o" | "+o" | "-O" | "+O") {
             i += 2;
@@ -534,6 +537,7 @@ fn shell_script(call: &Call<'_, '_>, depth: u8, cx: &mut Cx) -> bool {
             i += 1;
         } else if a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
             dash_c |= a.starts_with('-') && a.contains('c');
+            dash_s |= a.starts_with('-') && a.contains('s');
             // `-euo pipefail`: the option's name follows.
             i += if a.contains(['o', 'O']) { 2 } else { 1 };
         } else {
@@ -549,8 +553,8 @@ fn shell_script(call: &Call<'_, '_>, depth: u8, cx: &mut Cx) -> bool {
             None => false,
         };
     }
-    match (&call.stdin, args.get(i)) {
-        (Stream::Text(script, _), None) => {
+    match (&call.stdin, dash_s || args.get(i).is_none()) {
+        (Stream::Text(script, _), true) => {
             walk(script, Mode::Shell, depth + 1, cx);
             true
         }

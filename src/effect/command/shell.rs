@@ -417,6 +417,11 @@ impl<'a> Parser<'a> {
         let (mut expands, mut glob, mut quoted) = (false, false, false);
         while self.i < len {
             let c = self.b[self.i];
+            if let Some(end) = skip_jinja(self.b, self.i) {
+                expands = true;
+                self.i = end;
+                continue;
+            }
             match c {
                 b' ' | b'\t' | b'\r' | b'\n' => break,
                 b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')' if shell => break,
@@ -426,13 +431,19 @@ impl<'a> Parser<'a> {
                 }
                 b'\'' => {
                     quoted = true;
-                    self.i = memchr::memchr(b'\'', &self.b[self.i + 1..])
-                        .map_or(len, |k| self.i + 1 + k + 1);
+                    let (end, jinja) = close_single(self.b, self.i);
+                    expands |= jinja;
+                    self.i = end + 1;
                 }
                 b'"' => {
                     quoted = true;
                     self.i += 1;
                     while self.i < len && self.b[self.i] != b'"' {
+                        if let Some(end) = skip_jinja(self.b, self.i) {
+                            expands = true;
+                            self.i = end;
+                            continue;
+                        }
                         match self.b[self.i] {
                             b'\\' => self.i += 2,
                             b'$' => {
@@ -487,6 +498,38 @@ impl<'a> Parser<'a> {
             quoted,
         }
     }
+}
+
+/// The end of the Jinja expression or statement at `i` (`{{ .. }}`,
+/// `{% .. %}`) that rendering left in the line: it stands for text not
+/// known, and the shell's quotes inside it are Jinja's.
+fn skip_jinja(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    let close: &[u8] = match b.get(i + 1) {
+        Some(b'{') => b"}}",
+        Some(b'%') => b"%}",
+        _ => return None,
+    };
+    Some(memchr::memmem::find(&b[i + 2..], close).map_or(b.len(), |k| i + 2 + k + 2))
+}
+
+/// The index of the `'` closing the single-quoted text opened at `i`
+/// (`b.len()` when unclosed), and whether Jinja is inside.
+fn close_single(b: &[u8], i: usize) -> (usize, bool) {
+    let mut j = i + 1;
+    let mut jinja = false;
+    while j < b.len() && b[j] != b'\'' {
+        match skip_jinja(b, j) {
+            Some(end) => {
+                jinja = true;
+                j = end;
+            }
+            None => j += 1,
+        }
+    }
+    (j.min(b.len()), jinja)
 }
 
 #[derive(Clone, Copy)]
@@ -565,6 +608,10 @@ fn unquote(raw: &str, shell: bool) -> String {
     let mut i = 0;
     let mut run = 0;
     while i < len {
+        if let Some(end) = skip_jinja(b, i) {
+            i = end;
+            continue;
+        }
         match b[i] {
             b'\\' => {
                 s.push_str(&raw[run..i]);
@@ -580,7 +627,7 @@ fn unquote(raw: &str, shell: bool) -> String {
             }
             b'\'' => {
                 s.push_str(&raw[run..i]);
-                let end = memchr::memchr(b'\'', &b[i + 1..]).map_or(len, |k| i + 1 + k);
+                let (end, _) = close_single(b, i);
                 s.push_str(&raw[i + 1..end]);
                 i = (end + 1).min(len);
                 run = i;
@@ -625,6 +672,10 @@ fn unquote(raw: &str, shell: bool) -> String {
                 i += 1;
                 run = i;
                 while i < len && b[i] != b'"' {
+                    if let Some(end) = skip_jinja(b, i) {
+                        i = end;
+                        continue;
+                    }
                     match b[i] {
                         b'\\' => {
                             let next = b.get(i + 1).copied();
@@ -725,6 +776,26 @@ mod tests {
             [vec!["true"], vec!["modprobe", "x"], vec!["foo", "bar"]]
         );
         assert_eq!(words("echo a#b '#c'"), [["echo", "a#b", "#c"]]);
+    }
+
+    #[test]
+    fn jinja_left_in_the_line_is_one_opaque_part() {
+        let cmds = split(
+            r#"{{ bin_dir }}/kubeadm init --x "{{ a | default("b c") }}" '{{ d|default('e') }}'"#,
+            Mode::Shell,
+        );
+        let w: Vec<_> = cmds[0].words.iter().map(Word::as_str).collect();
+        assert_eq!(
+            w,
+            [
+                "{{ bin_dir }}/kubeadm",
+                "init",
+                "--x",
+                r#"{{ a | default("b c") }}"#,
+                "{{ d|default('e') }}"
+            ]
+        );
+        assert!(cmds[0].words[0].expands && !cmds[0].words[1].expands);
     }
 
     #[test]

@@ -315,6 +315,10 @@ fn file_writes() {
             &["file_written /etc/x partly \"a\\\\nb\\n\" both"],
         ),
         ("echo -n 1 > /etc/x", &["file_written /etc/x \"1\" both"]),
+        (
+            "cat - > /etc/x <<EOF\na\nEOF",
+            &["file_written /etc/x \"a\\n\" both"],
+        ),
         ("> /etc/x", &["file_written /etc/x \"\" both"]),
         (
             "curl -fsSLo /etc/apt/keyrings/k.gpg https://x/k.gpg",
@@ -517,6 +521,22 @@ fn swap() {
             "systemctl unmask swap.target",
             &["service swap.target unmasked boot"],
         ),
+        (
+            "[[ $(swapon --show) ]] && swapoff -a && sed -i 's/^\\([^#].*?\\sswap\\s+sw\\s+.*\\)$/# \\1/' /etc/fstab",
+            &[
+                "swap_off all now",
+                "file_edited /etc/fstab \"\" at \"^\\\\([^#].*?\\\\sswap\\\\s+sw\\\\s+.*\\\\)$\" remove both",
+                "swap_off fstab boot",
+            ],
+        ),
+        (
+            "update-rc.d dphys-swapfile remove",
+            &[
+                "service dphys-swapfile disabled boot",
+                "swap_off generator dphys-swapfile boot",
+            ],
+        ),
+        ("dphys-swapfile swapoff", &[]),
     ];
     check_all(cases, effects);
 }
@@ -625,6 +645,16 @@ fn services() {
             &["kubeadm join 10.0.0.1:6443 --token $TOKEN now"],
         ),
         ("kubeadm reset -f", &["kubeadm reset -f now"]),
+        // Jinja the caller could not render stays one opaque part.
+        (
+            "{{ bin_dir }}/kubeadm init --config={{ kube_config_dir }}/kubeadm-config.yaml",
+            &["kubeadm init --config={{ kube_config_dir }}/kubeadm-config.yaml now"],
+        ),
+        ("systemctl restart {{ item }}", &[]),
+        (
+            "echo '{{ x }}' > /etc/x",
+            &["file_written /etc/x partly \"{{ x }}\\n\" both"],
+        ),
     ];
     check_all(cases, effects);
 }
@@ -868,6 +898,14 @@ fn probes() {
         ),
         ("lsof -i :10250", &["check 10250 \"lsof -i :10250\" now"]),
         (
+            "sudo lsof -i TCP:6443",
+            &["check 6443 \"sudo lsof -i TCP:6443\" now"],
+        ),
+        (
+            "timeout 2 bash -c \"</dev/tcp/127.0.0.1/6443\" && echo in use || echo free",
+            &["check 6443 \"</dev/tcp/127.0.0.1/6443\" now", OPAQUE],
+        ),
+        (
             "ss -H -ltn 'sport = :10259'",
             &["check 10259 \"ss -H -ltn 'sport = :10259'\" now"],
         ),
@@ -878,6 +916,13 @@ fn probes() {
         (
             "ss -ltn | grep 6443 | xargs echo",
             &["check 6443 \"ss -ltn | grep 6443\" now", OPAQUE],
+        ),
+        (
+            "ss -ltnp | grep :6443 > /tmp/ports",
+            &[
+                "check 6443 \"ss -ltnp | grep :6443 > /tmp/ports\" now",
+                "file_written /tmp/ports unknown both",
+            ],
         ),
         ("fuser 6443/tcp", &["check 6443 \"fuser 6443/tcp\" now"]),
         (
@@ -950,6 +995,10 @@ fn shell_forms() {
         ("su - root -c 'swapoff -a'", &["swap_off all now"]),
         ("bash <<EOF\nswapoff -a\nEOF", &["swap_off all now"]),
         ("echo 'swapoff -a' | sh", &["swap_off all now"]),
+        (
+            "printf 'modprobe x\\n' | sudo bash -s -- --verbose",
+            &["module_loaded x now"],
+        ),
         ("bash /tmp/setup.sh", &[]),
         (
             "if [ -f /etc/fstab ]; then sed -i '/swap/d' /etc/fstab; fi",
@@ -1103,5 +1152,28 @@ fn screen_agrees_with_reading() {
             [opaque(line)],
             "{line}"
         );
+    }
+}
+
+/// Lines cut anywhere (an unclosed quote, a here-document without its
+/// end, half an expansion) are read without panicking.
+#[test]
+fn truncated_lines_never_panic() {
+    let lines = [
+        "cat <<'EOF' | sudo tee -a /etc/modules-load.d/k8s.conf >/dev/null\noverlay\nEOF\nsysctl -p",
+        "sudo bash -c \"echo '1' > /proc/sys/net/ipv4/ip_forward\" && sed -ri '/\\sswap\\s/s/^#?/#/' /etc/fstab",
+        "printf '%s\\n' \"$(cat x)\" `id -u` ${A:-b} $'c\\'d' {{ x }} {% if y %}z{% endif %} | tee /é/ü",
+        "firewall-cmd --permanent --add-port={6443/tcp,2379-2380/tcp} && firewall-cmd --reload",
+        "curl -fsSLo /x https://h:1/p; wget -qO- https://h | sh -s -- -x; nc -zw1 h 1-2",
+        "iptables -I INPUT 1 -p tcp -m multiport --dports 2379:2380 -j ACCEPT; ufw allow from a to any port 22 proto tcp",
+        "sed -e 'a\\\nx' -e '/a/,/b/{s/x/y/;d}' -i /etc/fstab; systemctl --now mask dev-x.swap",
+    ];
+    for line in lines {
+        for (i, _) in line.char_indices() {
+            for part in [&line[..i], &line[i..]] {
+                let _ = effects(part);
+                let _ = exec_effects(part);
+            }
+        }
     }
 }

@@ -169,10 +169,8 @@ fn push_escape(out: &mut String, e: char) {
 /// `cat` with no file: its standard input (a here-document, a pipe);
 /// `cat FILE` gives text not known here.
 pub(super) fn cat<'a>(call: &Call<'_, 'a>) -> Step<'a> {
-    let files = call
-        .args
-        .iter()
-        .any(|w| w.as_str() == "-" || !w.as_str().starts_with('-'));
+    // `-` is standard input.
+    let files = call.args.iter().any(|w| !w.as_str().starts_with('-'));
     let stdout = if files {
         Stream::Unknown
     } else {
