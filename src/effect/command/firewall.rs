@@ -60,6 +60,10 @@ pub(super) fn ufw(call: &Call<'_, '_>, cx: &mut Cx) -> bool {
     let Some((verb, mut rule)) = rest.split_first() else {
         return false;
     };
+    // `... comment 'TEXT'` ends a rule.
+    if let Some(k) = rule.iter().position(|w| *w == "comment") {
+        rule = &rule[..k];
+    }
     let action = match *verb {
         "disable" => {
             cx.push(

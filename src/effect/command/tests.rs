@@ -780,6 +780,10 @@ fn firewall() {
             &["firewall ufw opened 2379-2380/tcp both"],
         ),
         ("ufw allow 10250", &["firewall ufw opened 10250 both"]),
+        (
+            "ufw allow 6443/tcp comment 'kube-apiserver'",
+            &["firewall ufw opened 6443/tcp both"],
+        ),
         ("ufw deny 6443", &["firewall ufw closed 6443 both"]),
         ("ufw --force disable", &["firewall ufw disabled both"]),
         (
