@@ -97,8 +97,14 @@ pub fn derive(view: &dyn TaskView) -> Vec<Effect> {
         Some(Family::Sysctl) => sysctl::module(view, &mut out),
         Some(Family::File) => file::module(view, &mut out),
         Some(Family::Command) => {
+            // `command` runs its program without a shell: pipes, redirects
+            // and `&&` are plain arguments there.
             if let Some(line) = view.command() {
-                out.extend(command::effects(line));
+                out.extend(if view.module() == "ansible.builtin.command" {
+                    command::exec_effects(line)
+                } else {
+                    command::effects(line)
+                });
             }
         }
         Some(Family::Modprobe) => kmod::modprobe(view, &mut out),
