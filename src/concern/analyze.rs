@@ -84,6 +84,12 @@ pub struct TaskEvidence {
     /// The part whose persisted values this task applies (`sysctl --system`).
     #[serde(skip)]
     pub requires: Option<String>,
+    /// The files a `requires` fix applies (`sysctl -p FILE`); empty: all.
+    #[serde(skip)]
+    pub applies: Vec<String>,
+    /// The task's place in run order (handlers after their play's tasks).
+    #[serde(skip)]
+    pub order: usize,
     /// Files the task writes (rendered paths).
     pub writes: Vec<String>,
     pub conditions: Vec<CondEvidence>,
@@ -332,6 +338,7 @@ fn match_tasks<'s>(
     let twin = |facts: &Facts<'_>, (si, e): &(usize, TaskEvidence)| {
         let mut e = e.clone();
         facts.reach.entry.clone_into(&mut e.entry);
+        e.order = facts.index;
         (*si, e)
     };
     let per_task = per_task(
@@ -384,12 +391,21 @@ fn task_evidence(
     for it in iters {
         let view = IterView::new(r.inst, it);
         let effects = it.effects(r.inst);
-        let Some(pat) = patterns.iter().find(|p| {
+        let Some((pat, effect)) = patterns.iter().find_map(|p| {
             effects
                 .iter()
-                .any(|e| matches(p, module, &units.resolve(e), &view))
+                .find(|e| matches(p, module, &units.resolve(e), &view))
+                .map(|e| (p, e))
         }) else {
             continue;
+        };
+        // What an "apply the persisted values" fix applies: one file, or
+        // every file.
+        let applies = match &effect.kind {
+            crate::effect::EffectKind::SysctlApplied {
+                apply: crate::effect::SysctlApply::File(f),
+            } => vec![f.clone()],
+            _ => Vec::new(),
         };
         let when = it.conditions(sources, r.inst).clone();
         let status = if role == "check" {
@@ -420,6 +436,8 @@ fn task_evidence(
             turn_on: when.turn_on,
             runtime: when.runtime,
             requires: pat.requires.clone(),
+            applies,
+            order: facts.index,
             writes,
             conditions: when.evidence,
         });
@@ -540,20 +558,45 @@ fn summarize(evidence: &[TaskEvidence], status: Status) -> (Vec<String>, Vec<Str
 /// Evidence that only applies what another part persisted (`sysctl
 /// --system`) is no stronger than that part, and nothing without it.
 fn apply_requirements(parts: &mut [PartVerdict]) {
-    let statuses: Vec<(String, Status)> =
-        parts.iter().map(|p| (p.name.clone(), p.status)).collect();
+    // Each part's fixes: (status, files written, entry, run order).
+    #[allow(clippy::type_complexity)]
+    let fixes: Vec<(String, Vec<(Status, Vec<String>, String, usize)>)> = parts
+        .iter()
+        .map(|p| {
+            let ev = p
+                .evidence
+                .iter()
+                .filter(|e| e.role == "fix")
+                .map(|e| (e.status, e.writes.clone(), e.entry.clone(), e.order))
+                .collect();
+            (p.name.clone(), ev)
+        })
+        .collect();
     for p in parts.iter_mut() {
         let mut changed = false;
         p.evidence.retain_mut(|e| {
             let Some(req) = &e.requires else { return true };
-            let Some((_, st)) = statuses.iter().find(|(n, _)| n == req) else {
+            let Some((_, req_fixes)) = fixes.iter().find(|(n, _)| n == req) else {
                 return true;
             };
             changed = true;
-            if *st == Status::Operator || *st == Status::CheckedOnly {
+            // The strongest fix of the required part this task applies: one
+            // that ran before it, in its entry, written to a file it applies
+            // (any file when it applies them all).
+            let st = req_fixes
+                .iter()
+                .filter(|(_, w, entry, order)| {
+                    *entry == e.entry
+                        && *order < e.order
+                        && (e.applies.is_empty() || w.iter().any(|f| e.applies.contains(f)))
+                })
+                .map(|(s, ..)| *s)
+                .min()
+                .unwrap_or(Status::Operator);
+            if st == Status::Operator || st == Status::CheckedOnly {
                 return false;
             }
-            e.status = e.status.max(*st);
+            e.status = e.status.max(st);
             true
         });
         if changed {

@@ -123,12 +123,10 @@ pub fn derive(view: &dyn TaskView) -> Vec<Effect> {
             }
         }
         Some(Family::Check) => probe::module(view, &mut out),
-        Some(Family::Meta) => {
-            if view.arg("_raw_params").map(str::trim) == Some("flush_handlers") {
-                out.push(Effect::new(EffectKind::HandlersFlushed, super::Timing::NOW));
-            }
+        Some(Family::Meta) if view.arg("_raw_params").map(str::trim) == Some("flush_handlers") => {
+            out.push(Effect::new(EffectKind::HandlersFlushed, super::Timing::NOW));
         }
-        None => {}
+        Some(Family::Meta) | None => {}
     }
     // What the files written mean to the node, right after each write (a
     // command line may apply the file it just wrote).

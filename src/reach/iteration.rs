@@ -70,6 +70,8 @@ pub struct Facts<'s> {
     /// the same task instance of one play, reached from several entries.
     /// Twins differ only in their entry.
     pub first_twin: usize,
+    /// Its own index in [`Scope::reached`]: its place in run order.
+    pub index: usize,
 }
 
 /// The iterations of one task instance, shared by the entries that reach

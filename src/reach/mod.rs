@@ -137,7 +137,9 @@ impl<'a> Scope<'a> {
                 (at, tasks.clone().map(|_| FactsCache::default()).collect())
             });
             for (k, inst) in tasks.enumerate() {
+                let index = out.len();
                 out.push(Facts {
+                    index,
                     reach: Reach {
                         entry,
                         play,
