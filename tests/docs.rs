@@ -62,14 +62,27 @@ fn every_catalog_file_is_loaded_and_ids_are_unique() {
 
 #[test]
 fn catalog_errors_point_at_the_line() {
-    let text = "id: demo\ntitle: t\nwhy: w\nreference: r\nparts:\n  - name: p\n    fix:\n      - module: ansible.builtin.command\n        command: '(unclosed'\n";
+    let text = "id: demo\ntitle: t\nwhy: w\nreference: r\nparts:\n  - name: p\n    fix:\n      - effect: command\n        line: {regex: '(unclosed'}\n";
     let errs = preflint::concern::catalog::parse_concern("demo.yml", text).expect_err("bad regex");
     assert_eq!(errs[0].line, 9, "{errs:?}");
     assert!(errs[0].message.contains("regular expression"), "{errs:?}");
-    let text = "id: demo\ntitle: t\nwhy: w\nreference: r\nparts:\n  - name: p\n    fix:\n      - module: command\n";
+    let text = "id: demo\ntitle: t\nwhy: w\nreference: r\nparts:\n  - name: p\n    fix:\n      - effect: command\n        module: command\n";
     let errs =
         preflint::concern::catalog::parse_concern("demo.yml", text).expect_err("short module");
+    assert_eq!(errs[0].line, 9, "{errs:?}");
+    let text = "id: demo\ntitle: t\nwhy: w\nreference: r\nparts:\n  - name: p\n    fix:\n      - effect: swap_of\n";
+    let errs =
+        preflint::concern::catalog::parse_concern("demo.yml", text).expect_err("unknown effect");
     assert_eq!(errs[0].line, 8, "{errs:?}");
+    assert!(
+        errs[0].message.contains("unknown effect `swap_of`"),
+        "{errs:?}"
+    );
+    let text = "id: demo\ntitle: t\nwhy: w\nreference: r\nparts:\n  - name: p\n    fix:\n      - effect: swap_off\n        key: x\n";
+    let errs =
+        preflint::concern::catalog::parse_concern("demo.yml", text).expect_err("unknown field");
+    assert_eq!(errs[0].line, 9, "{errs:?}");
+    assert!(errs[0].message.contains("has no field `key`"), "{errs:?}");
     let text = "id: demo\ntitle: t\nwhy: w\nreference: r\nparts:\n  - name: p\n    fixes: []\n";
     let errs =
         preflint::concern::catalog::parse_concern("demo.yml", text).expect_err("unknown field");

@@ -93,7 +93,8 @@ impl OneOrMany {
 /// may come from, and what its fields must be (the other keys).
 #[derive(Debug, Deserialize)]
 struct RawPattern {
-    effect: OneOrMany,
+    #[serde(default)]
+    effect: Option<OneOrMany>,
     /// `now` (during the run) or `boot` (after a reboot).
     #[serde(default)]
     applies: Option<String>,
@@ -452,8 +453,23 @@ impl Validator<'_> {
                 );
             }
         }
+        let Some(effect) = raw.effect else {
+            let old = ["args", "command", "writes"]
+                .into_iter()
+                .find(|k| raw.fields.contains_key(*k));
+            self.err(
+                base,
+                match old {
+                    Some(k) => format!(
+                        "patterns name effects now, not module arguments (`{k}:`): write `effect: <kind>` with the effect's fields (see rules/README.md)"
+                    ),
+                    None => "a pattern needs `effect:` (see rules/README.md)".into(),
+                },
+            );
+            return None;
+        };
         let mut kinds = Vec::new();
-        for k in raw.effect.into_vec() {
+        for k in effect.into_vec() {
             match Kind::from_name(&k) {
                 Some(kind) => kinds.push(kind),
                 None => self.err(

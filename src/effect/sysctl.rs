@@ -11,8 +11,8 @@ pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
     let Some(key) = view.arg("name") else { return };
     let file = view.arg("sysctl_file").unwrap_or(DEFAULT_FILE).to_string();
     let boot = crate::sysctl::sysctl_file_kind(&file).is_some();
-    // `reload` runs `sysctl -p <sysctl_file>`: the value in the file is
-    // live afterwards, as with `sysctl_set` (which runs `sysctl -w`).
+    // `reload` (on by default) runs `sysctl -p <sysctl_file>`: the value in
+    // the file is live afterwards; `sysctl_set` runs `sysctl -w`.
     let reload = view.flag("reload", true);
     let set = view.flag("sysctl_set", false);
     if view.arg("state") == Some("absent") {
@@ -24,17 +24,27 @@ pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
             Timing { now: false, boot },
         ));
     } else {
+        let value = view.arg("value").unwrap_or_default().to_string();
+        // Written to the file; live after the reload that follows.
         out.push(Effect::new(
             EffectKind::SysctlSet {
                 key: key.to_string(),
-                value: view.arg("value").unwrap_or_default().to_string(),
+                value: value.clone(),
                 file: Some(file.clone()),
             },
-            Timing {
-                now: reload || set,
-                boot,
-            },
+            Timing { now: reload, boot },
         ));
+        // `sysctl_set` sets the value live itself (`sysctl -w`).
+        if set {
+            out.push(Effect::new(
+                EffectKind::SysctlSet {
+                    key: key.to_string(),
+                    value,
+                    file: None,
+                },
+                Timing::NOW,
+            ));
+        }
     }
     if reload {
         out.push(Effect::new(

@@ -28,9 +28,9 @@ pub fn sysctl_writes(effects: &[Effect]) -> Vec<WriteKind> {
                         &mut out,
                     );
                 }
-                // A value the task also sets live (`sysctl -w`,
-                // `sysctl_set`); a reload is its own `ApplyFile`.
-                if e.timing.now {
+                // A value set live by itself (`sysctl -w`); one written to a
+                // file is live through the file's reload, its own effect.
+                if file.is_none() && e.timing.now {
                     push(
                         WriteKind::SetLive {
                             key: key.clone(),
