@@ -153,6 +153,7 @@ pub(super) fn run_spent_diag(span: Span, noun: &str, after: usize, cap: usize) -
         RUN_SPENT_HELP
     })
 }
+
 impl Builder<'_> {
     /// Whether the play must stop expanding: it is full, it gave up
     /// speculating, or it just went past its budget of tasks (or, with

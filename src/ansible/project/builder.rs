@@ -114,6 +114,7 @@ impl PlayState {
         }
     }
 }
+
 impl Builder<'_> {
     pub(super) fn display(&self, p: &Path) -> String {
         crate::source::display_path(&self.root, p)

@@ -24,6 +24,7 @@ pub(super) struct PlaySpec {
     pub(super) when: Vec<Condition>,
     pub(super) stack: Vec<PathBuf>,
 }
+
 impl Builder<'_> {
     pub(super) fn expand_playbook(
         &mut self,

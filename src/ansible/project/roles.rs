@@ -122,6 +122,7 @@ pub(super) fn role_entry(node: &Node, origin: Origin) -> Option<RoleEntry> {
         _ => None,
     }
 }
+
 impl Builder<'_> {
     pub(super) fn include_role(
         &mut self,

@@ -85,6 +85,7 @@ pub(super) type SharedRoles = Mutex<HashMap<PathBuf, (Arc<Role>, Vec<Diagnostic>
 /// play spec alive for the whole build), with the diagnostics reading gave:
 /// a role used by many plays is read once.
 pub(super) type SharedTasks = Mutex<HashMap<(usize, Span), (Arc<Task>, Vec<Diagnostic>)>>;
+
 impl Builder<'_> {
     /// Records how a stack check for `key` depends on the play's initial stack.
     pub(super) fn probe_stack(&mut self, key: &Path, ctx: &Ctx) {

@@ -47,6 +47,7 @@ pub(super) struct Built {
     pub(super) roles: HashMap<PathBuf, Arc<Role>>,
     pub(super) probe: StackProbe,
 }
+
 impl<'a> Builder<'a> {
     /// A builder for one play, sharing this one's settings and role cache.
     pub(super) fn fork(&self) -> Builder<'a> {
