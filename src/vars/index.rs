@@ -30,7 +30,7 @@ pub struct DefIndex {
 }
 
 /// No next group in [`DefIndex`]'s chains.
-pub(super) const NO_GROUP: u32 = u32::MAX;
+const NO_GROUP: u32 = u32::MAX;
 
 /// What decides a play's [`DefIndex`]: the addresses of its layers and the
 /// inventory groups its `hosts` pattern names.

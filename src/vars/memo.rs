@@ -140,7 +140,7 @@ impl TaskVars<'_> {
 
     /// Whether a play-level result holds for this task: none of the names it
     /// rests on is defined by the task's scopes (or is `item` when bound).
-    pub(super) fn sees_as_play(&self, deps: &[String]) -> bool {
+    fn sees_as_play(&self, deps: &[String]) -> bool {
         if self.scopes.is_empty() && self.item.is_none() {
             return true;
         }

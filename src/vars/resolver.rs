@@ -38,7 +38,7 @@ impl VarsResolver {
         }
     }
 
-    pub(super) fn play_vars(&self, layers: &[Arc<VarLayer>]) -> Arc<PlayVars> {
+    fn play_vars(&self, layers: &[Arc<VarLayer>]) -> Arc<PlayVars> {
         let key: Vec<usize> = layers.iter().map(|l| Arc::as_ptr(l) as usize).collect();
         let lock = || self.plays.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(pv) = lock().get(&key) {

@@ -25,13 +25,13 @@ pub struct RunShared(
 );
 
 /// A result and what each name it rests on stood on where it was computed.
-pub(super) type Variant = (Arc<Memo>, Vec<Ident>);
+type Variant = (Arc<Memo>, Vec<Ident>);
 
 /// A rendered template, the names it rests on, and what each stood on.
-pub(super) type RenderVariant = (LookupOwned, Arc<[String]>, Vec<Ident>);
+type RenderVariant = (LookupOwned, Arc<[String]>, Vec<Ident>);
 
 /// Most variants of one name kept in [`RunShared`].
-pub(super) const MAX_RUN_VARIANTS: usize = 8;
+const MAX_RUN_VARIANTS: usize = 8;
 
 /// What a name stands on in one play: its winning static definition (layer
 /// address and entry; `usize::MAX` for extra vars), whether it is
@@ -65,7 +65,7 @@ impl PlayVars {
 
     /// What `name` stands on in this play: two plays where a name stands
     /// on the same give it the same value.
-    pub(super) fn ident(&self, name: &str) -> Ident {
+    fn ident(&self, name: &str) -> Ident {
         let def = self.refs(name).last().map(|d| match d.layer() {
             Some(l) => (Arc::as_ptr(&self.index.layers[l]) as usize, d.pair()),
             None => (usize::MAX, d.pair()),
@@ -85,12 +85,12 @@ impl PlayVars {
     }
 
     /// What each of `deps` stands on here.
-    pub(super) fn idents(&self, deps: &[String]) -> Vec<Ident> {
+    fn idents(&self, deps: &[String]) -> Vec<Ident> {
         deps.iter().map(|d| self.ident(d)).collect()
     }
 
     /// Whether each of `deps` stands here on what `idents` says.
-    pub(super) fn stands_as(&self, deps: &[String], idents: &[Ident]) -> bool {
+    fn stands_as(&self, deps: &[String], idents: &[Ident]) -> bool {
         deps.iter().zip(idents).all(|(d, id)| self.ident(d) == *id)
     }
 

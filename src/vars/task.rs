@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// Names Ansible provides at run time (facts and magic variables).
-pub(super) fn is_runtime_name(name: &str) -> bool {
+fn is_runtime_name(name: &str) -> bool {
     name.starts_with("ansible_")
         || matches!(
             name,

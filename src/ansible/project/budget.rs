@@ -98,7 +98,7 @@ impl RunSpent {
 
 /// The diagnostic of a play cut short by its budget: the per-play bound, or
 /// what the plays before it left of the run's.
-pub(super) fn budget_diag(span: Span, budget: Budget, role_run: bool, cap: usize) -> Diagnostic {
+fn budget_diag(span: Span, budget: Budget, role_run: bool, cap: usize) -> Diagnostic {
     let (message, help) = match (role_run, budget) {
         (false, Budget { tasks, .. }) if tasks >= MAX_PLAY_TASKS => (
             format!(
@@ -128,7 +128,7 @@ pub(super) fn budget_diag(span: Span, budget: Budget, role_run: bool, cap: usize
     Diagnostic::error(code::YAML_LIMIT, span, message).with_help(help)
 }
 
-pub(super) const RUN_SPENT_HELP: &str = "analyse fewer playbooks at a time with --playbook, or look for a file imported many times over or a role dependency repeated at every level in the plays before this one";
+const RUN_SPENT_HELP: &str = "analyse fewer playbooks at a time with --playbook, or look for a file imported many times over or a role dependency repeated at every level in the plays before this one";
 
 /// The diagnostic at the first play (`noun` "play"; "role" in a tree without
 /// playbooks) left out because the run's budget ran out; `after` more are

@@ -33,7 +33,7 @@ pub(super) fn yaml_candidates(dir: &Path, stem: &str) -> Vec<PathBuf> {
     vec![with(".yml"), with(".yaml"), with(".json"), plain]
 }
 
-pub(super) fn keyword_node(map: &Node, keys: &[&str]) -> Option<Node> {
+fn keyword_node(map: &Node, keys: &[&str]) -> Option<Node> {
     let pairs = map.as_map()?;
     let rest: Vec<(Node, Node)> = pairs
         .iter()
@@ -50,7 +50,7 @@ pub(super) fn keyword_node(map: &Node, keys: &[&str]) -> Option<Node> {
     }
 }
 
-pub(super) const ROLE_ENTRY_KEYWORDS: &[&str] = &[
+const ROLE_ENTRY_KEYWORDS: &[&str] = &[
     "role",
     "name",
     "when",
@@ -167,7 +167,7 @@ impl Builder<'_> {
     /// Finds a role directory as Ansible does: `roles/` next to the playbook,
     /// `roles_path`, the directory of the role that declares the dependency,
     /// the playbook directory, then the name as a path.
-    pub(super) fn find_role(&self, name: &str, ctx: &Ctx) -> Result<PathBuf, String> {
+    fn find_role(&self, name: &str, ctx: &Ctx) -> Result<PathBuf, String> {
         let mut search = vec![ctx.basedir.join("roles")];
         search.extend(self.cfg.roles_path.iter().cloned());
         if let Some(parent) = ctx.role_path.as_ref().and_then(|p| p.parent()) {
@@ -271,7 +271,7 @@ impl Builder<'_> {
     /// The validation task Ansible puts first in a role whose entry point has
     /// an argument spec (`meta/argument_specs.yml` or `argument_specs` in
     /// `meta/main.yml`).
-    pub(super) fn argument_spec_task(&mut self, path: &Path, entry: &str) -> Option<Task> {
+    fn argument_spec_task(&mut self, path: &Path, entry: &str) -> Option<Task> {
         let meta = path.join("meta");
         let files = [
             meta.join("argument_specs.yml"),
@@ -372,7 +372,7 @@ impl Builder<'_> {
 
     /// `defaults/main` or `vars/main`: a file (`main.yml`, `main.yaml`, `main`)
     /// or a directory whose files are read in sorted order.
-    pub(super) fn role_vars_dir(&mut self, dir: &Path, kind: LayerKind) -> Vec<Arc<VarLayer>> {
+    fn role_vars_dir(&mut self, dir: &Path, kind: LayerKind) -> Vec<Arc<VarLayer>> {
         let mut files = Vec::new();
         let main_dir = dir.join("main");
         // A main.yml file wins over a main/ directory beside it (as in Ansible).

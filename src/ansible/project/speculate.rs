@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 /// A rough size of a play before it is expanded, to start large plays
 /// first: its roles (each worth many tasks) and its tasks.
-pub(super) fn play_size_estimate(play: &Node) -> usize {
+fn play_size_estimate(play: &Node) -> usize {
     let len = |k: &str| play.get(k).and_then(Node::as_seq).map_or(0, <[Node]>::len);
     20 * len("roles") + len("pre_tasks") + len("tasks") + len("post_tasks") + len("handlers")
 }
@@ -39,7 +39,7 @@ pub(super) struct Speculation<'a> {
 
 /// A play expanded by its own builder, with what that builder collected.
 #[derive(Clone)]
-pub(super) struct Built {
+struct Built {
     pub(super) play: Arc<Play>,
     pub(super) spent: Spent,
     pub(super) diags: Vec<Diagnostic>,
@@ -50,7 +50,7 @@ pub(super) struct Built {
 
 impl<'a> Builder<'a> {
     /// A builder for one play, sharing this one's settings and role cache.
-    pub(super) fn fork(&self) -> Builder<'a> {
+    fn fork(&self) -> Builder<'a> {
         Builder {
             root: self.root.clone(),
             loader: self.loader,
@@ -71,7 +71,7 @@ impl<'a> Builder<'a> {
 
     /// Expands one play with this (fresh) builder; `true` with it when the
     /// builder gave up speculating and the result must be thrown away.
-    pub(super) fn expand(mut self, spec: &PlaySpec, budget: Budget) -> (Built, bool) {
+    fn expand(mut self, spec: &PlaySpec, budget: Budget) -> (Built, bool) {
         let (play, spent) = self.play(spec, budget);
         let aborted = self.speculation.as_ref().is_some_and(|s| s.aborted);
         let built = Built {
