@@ -50,10 +50,10 @@ pub struct DiscoveredFile {
     /// Relative to the root, `/`-separated.
     pub rel: String,
     pub kind: FileKind,
-    /// Another path the walk found for this same file, when this one was
-    /// reached through a link to a directory of the tree and taken from
-    /// the walk of its target ([`through_link`]): what `stat` says of one
-    /// it says of the other.
+    /// Another path the walk found for this same file, when this one (its
+    /// alias) was reached through a link to a directory of the tree and
+    /// taken from the walk of its target ([`through_link`]): what `stat`
+    /// says of one it says of the other.
     pub same_as: Option<PathBuf>,
 }
 
@@ -1083,7 +1083,7 @@ mod tests {
             ]
         );
         assert_eq!(found.files[0].kind, FileKind::Tasks);
-        // Taken from the walk of the target: the same file as its twin
+        // Taken from the walk of the target: an alias of the same file
         // there. `b/` holds a link, so it was walked again; `top.yml` was
         // listed.
         assert_eq!(
