@@ -1,8 +1,8 @@
 //! Regexes searched through an ASCII twin when the text is ASCII.
 //!
 //! A Unicode class (`\s`, `\S`, `.`, a negated class) is compiled through
-//! a UTF-8 automaton whose cache alone is a fresh 320 KB for each regex, and
-//! its lazy DFA runs over more states. Nearly every text preflint searches
+//! a UTF-8 automaton whose cache alone is large and fresh for each regex,
+//! and its lazy DFA runs over more states. Nearly every text preflint searches
 //! (commands, config templates, sysctl lines) is ASCII, where a pattern
 //! compiled without Unicode answers exactly as the Unicode one does (see
 //! [`ascii_twin`]): that twin is what an ASCII text is searched with, and

@@ -42,8 +42,8 @@ pub enum Stat {
 /// The file system as seen by one run: each path is asked about once, and
 /// files the analysis reads beside the YAML (templates, copied files) are
 /// read once. Building a model probes the same role and template paths once
-/// per play (kubespray: ~21,000 `stat` calls for ~3,100 paths, each template
-/// read up to 90 times); the answers cannot change in a run that writes
+/// per play, and the analysis reads a template once per task that renders
+/// it; the answers cannot change in a run that writes
 /// nothing, except when another program edits the tree meanwhile, and then
 /// one consistent view is the better answer anyway.
 #[derive(Debug, Default)]
@@ -58,9 +58,8 @@ pub struct FsMemo {
     /// the path the walk spelled and, when that is relative, under the same
     /// path below the working directory too.
     listings: Mutex<PathMap<Arc<Listing>>>,
-    /// The working directory, asked once: relative paths are resolved
-    /// against it (kubespray's whole tree checked as `.`: ~300 `getcwd`
-    /// calls before).
+    /// The working directory, asked once: every relative path is resolved
+    /// against it.
     cwd: std::sync::OnceLock<Option<PathBuf>>,
 }
 
@@ -152,9 +151,8 @@ impl FsMemo {
 
     /// Records aliases a walk found: paths that name the same file as another path
     /// (a file below a link to a directory of the tree, and the same file
-    /// below the link's target): `stat` asks about the other path only.
-    /// Kubespray's whole tree reaches 1,258 YAML paths, ~600 of them
-    /// through `extra_playbooks/roles -> ../roles`.
+    /// below the link's target): `stat` asks about the other path only. A
+    /// tree that links to its own roles reaches most of their files that way.
     pub fn know_same(&self, pairs: impl IntoIterator<Item = (PathBuf, PathBuf)>) {
         let mut aliases = locked(&self.aliases);
         for (path, other) in pairs {
@@ -166,9 +164,9 @@ impl FsMemo {
     /// below one is known to be missing when its name is not in it (on
     /// Linux, whose file systems tell names apart by case; elsewhere `stat`
     /// is asked), and not to be a link when its listing says it is a
-    /// regular file or a directory. On kubespray's whole tree ~500 probes
-    /// of absent role directories and files, and ~400 `lstat`s of the
-    /// components of paths being resolved.
+    /// regular file or a directory. Role lookups probe many absent
+    /// directories and files, and resolving a path `lstat`s each of its
+    /// components: the walk already saw most of them.
     pub fn know_listings(&self, listings: Vec<(PathBuf, Listing)>) {
         let cwd = self.cwd();
         let mut known = locked(&self.listings);
@@ -176,8 +174,8 @@ impl FsMemo {
         for (dir, l) in listings {
             let l = Arc::new(l);
             // A relative directory is also known by its absolute spelling,
-            // which `resolve` asks about (kubespray's whole tree checked as
-            // `.`: ~440 `lstat`s of components already listed, before).
+            // which `resolve` asks about (a tree checked as `.` is listed
+            // under relative paths and resolved under absolute ones).
             if let Some(absolute) = cwd.and_then(|cwd| absolute_spelling(cwd, &dir)) {
                 known.insert(absolute.into_os_string(), Arc::clone(&l));
             }
@@ -233,8 +231,8 @@ impl FsMemo {
 
     /// `realpath` one component at a time: each directory above a path is
     /// resolved once and each new name costs one `lstat`. `canonicalize`
-    /// asks `readlink` for every component of every path (kubespray:
-    /// ~4,000 calls for ~530 distinct directories).
+    /// asks `readlink` for every component of every path, again for each
+    /// path below the same directories.
     fn resolved(&self, path: &Path) -> Option<PathBuf> {
         if let Some(c) = locked(&self.canonical).get(path.as_os_str()) {
             return c.clone();

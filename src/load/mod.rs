@@ -29,10 +29,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// A map keyed by a path's bytes: `Path`'s own `Hash` walks the components
-/// and was ~10% of a run's instructions in these maps (kubespray whole tree,
-/// callgrind). Two spellings of one path (`a//b`, `a/b`) are two keys,
-/// which costs a second read at most.
+/// A map keyed by a path's bytes: `Path`'s own `Hash` walks the components,
+/// and these maps are asked about every path the run touches, many times
+/// over. Two spellings of one path (`a//b`, `a/b`) are two keys, which
+/// costs a second read at most.
 type PathMap<V> = HashMap<OsString, V>;
 
 /// Largest file preflint reads (bytes); larger files get a diagnostic.
@@ -140,8 +140,8 @@ impl Loader {
     /// once: the other paths' state and diagnostics are its
     /// ([`Loader::status`], [`Loader::diagnostics`]), and it is parsed from
     /// that text, under its own path, when the model reaches it
-    /// ([`Loader::yaml`]). Kubespray reaches 1,258 YAML paths through its
-    /// links, 583 of them distinct files.
+    /// ([`Loader::yaml`]). A tree with a link to its own roles reaches most
+    /// of its files twice.
     pub fn preload(&self, paths: &[PathBuf], parse_yaml: bool) {
         self.fill(&self.plan(paths, parse_yaml));
     }
@@ -156,8 +156,8 @@ impl Loader {
         // The path read for a file is its shortest (fewest components, then
         // first in order): usually where the file lives, which the model
         // reaches, rather than a link into it (`extra/roles -> ../roles`).
-        // The `stat`s first, in parallel (~3 ms for kubespray's 1,258 paths
-        // on one thread); the choices below are made in order.
+        // The `stat`s first, in parallel (one per path, the slowest part of
+        // planning); the choices below are made in order.
         let ids: Vec<Option<FileIdentity>> =
             paths.par_iter().map(|p| self.fs.identity(p)).collect();
         let mut read_as: HashMap<FileIdentity, &PathBuf> = HashMap::default();

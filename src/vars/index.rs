@@ -13,16 +13,14 @@ use std::sync::Arc;
 
 /// Where every static definition of a list of play layers (and the extra
 /// vars) is, by name. It depends on the layers alone, so plays with the
-/// same layers share one (on kubespray's whole tree, 45 distinct plays
-/// have 31 distinct lists).
+/// same layers (the plays of one playbook often have them) share one.
 pub struct DefIndex {
     pub(super) layers: Vec<Arc<VarLayer>>,
     pub(super) extra: Vec<(String, Node)>,
     /// Per name's hash, its group: its run of `refs`, (start, length), and
     /// the next group whose name has the same hash ([`NO_GROUP`]: none).
     /// A group's name is the key of its first definition: the thousands of
-    /// names of each play (kubespray's whole tree: 32,000 in 31 indexes)
-    /// are not copied.
+    /// names of each play are not copied.
     pub(super) defs: HashMap<u64, u32>,
     pub(super) groups: Vec<(u32, u32, u32)>,
     pub(super) hasher: foldhash::fast::RandomState,

@@ -164,9 +164,8 @@ impl TaskVars<'_> {
     /// that reaches the task: kept per template text for the run, where
     /// they rest on play-level names only. Not kept per task: the
     /// analyses keep what they rendered of a task (`Iteration::arg`,
-    /// `Iteration::rendered`), and a memo per task cost more than it saved
-    /// (kubespray's whole tree, `check`: 372.3M -> 369.5M instructions and
-    /// ~2 MB less resident memory without it).
+    /// `Iteration::rendered`), so a memo per task would keep a second copy
+    /// of what they keep, and find little it had not seen.
     pub fn render_text(&self, s: &str) -> LookupOwned {
         // Not inside a variable's resolution, whose dependencies are
         // recorded by the lookups a render makes.

@@ -15,9 +15,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// registered or not alike: its value is then the same.
 ///
 /// Task arguments rendered outside any variable's resolution are shared
-/// the same way, by their template text: kubespray's whole tree reaches
-/// 9,407 task instances of 1,192 tasks, most of them rendering the same
-/// arguments over the same definitions in play after play.
+/// the same way, by their template text: a whole tree reaches each task
+/// from many plays, most of them rendering the same arguments over the
+/// same definitions in play after play.
 #[derive(Default)]
 pub struct RunShared(
     pub(super) Mutex<HashMap<String, Vec<Variant>>>,
