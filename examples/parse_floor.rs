@@ -31,15 +31,10 @@ const SKIP_DIRS: &[&str] = &[
     "__pycache__",
 ];
 
-/// mimalloc instead of the system allocator: preflint allocates many small
-/// objects from two threads, where glibc's arenas grow by `mprotect` calls
-/// (~9,000 per run on kubespray). The parse floor uses the same allocator.
-#[path = "../src/mi.rs"]
-mod mi;
-
-/// The allocator of the `preflint` binary.
+/// The allocator of the `preflint` binary (see `src/main.rs`), so that the
+/// floor and preflint are measured with the same one.
 #[global_allocator]
-static GLOBAL: mi::Mi = mi::Mi;
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let root = std::env::args_os()
