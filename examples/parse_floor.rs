@@ -62,7 +62,7 @@ fn main() {
         .collect();
     paths.sort();
     if distinct {
-        paths = distinct_files(paths);
+        paths = distinct_files(&paths);
     }
 
     // (files parsed, documents, bytes, files that failed to read or parse)
@@ -95,12 +95,12 @@ fn main() {
 /// One path per (device, inode), the one with fewest components (then the
 /// first in order), in the original order.
 #[cfg(unix)]
-fn distinct_files(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+fn distinct_files(paths: &[PathBuf]) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     let id = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
     let mut best: std::collections::HashMap<(u64, u64), &PathBuf> =
         std::collections::HashMap::new();
-    for p in &paths {
+    for p in paths {
         if let Some(i) = id(p) {
             let e = best.entry(i).or_insert(p);
             if p.components().count() < e.components().count() {
@@ -116,6 +116,6 @@ fn distinct_files(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 }
 
 #[cfg(not(unix))]
-fn distinct_files(paths: Vec<PathBuf>) -> Vec<PathBuf> {
-    paths
+fn distinct_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    paths.to_vec()
 }

@@ -228,13 +228,13 @@ fn through_link(
     excludes: &Excludes,
     sources: &SourceMap,
 ) -> Vec<Walked> {
+    // What the tree's walk found below the target, by the entry of the
+    // target it is under: (directories, files, whether anything is marked).
+    type Group<'w> = (Vec<&'w Path>, Vec<&'w DiscoveredFile>, bool);
     let Ok(entries) = std::fs::read_dir(&d.link) else {
         let above = &d.ancestors[..d.ancestors.len() - 1];
         return vec![walk(&d.link, 2, root, above, excludes, sources)];
     };
-    // What the tree's walk found below the target, by the entry of the
-    // target it is under: (directories, files, whether anything is marked).
-    type Group<'w> = (Vec<&'w Path>, Vec<&'w DiscoveredFile>, bool);
     let mut groups: crate::HashMap<&std::ffi::OsStr, Group<'_>> = crate::HashMap::default();
     if found.dirs.contains(d.walked_as.as_path()) {
         for dir in &found.dirs {
@@ -268,7 +268,10 @@ fn through_link(
 
 /// The name of the entry of `dir` that `path` is or is under.
 fn entry_below<'p>(path: &'p Path, dir: &Path) -> Option<&'p std::ffi::OsStr> {
-    below(path, dir)?.components().next().map(|c| c.as_os_str())
+    below(path, dir)?
+        .components()
+        .next()
+        .map(std::path::Component::as_os_str)
 }
 
 /// `path.strip_prefix(dir)`, by bytes where that agrees with components

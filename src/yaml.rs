@@ -7,9 +7,9 @@
 //! input can make it recurse or allocate without limit. It knows nothing of
 //! Ansible's meaning: that is `ansible::*`.
 
-use crate::HashMap;
 use crate::diagnostic::{Diagnostic, code};
 use crate::source::{FileId, Span};
+use crate::{HashMap, HashSet};
 use saphyr_parser::{Event, Parser, ScalarStyle, ScanError};
 use std::fmt;
 
@@ -410,7 +410,8 @@ impl Builder<'_> {
                 if anchor != 0 {
                     self.anchors.insert(anchor, (node.clone(), 1, 0));
                 }
-                self.push(node)
+                self.push(node);
+                Ok(())
             }
             Event::Alias(id) => {
                 let Some((node, count, depth)) = self.anchors.get(&id) else {
@@ -452,7 +453,8 @@ impl Builder<'_> {
                 self.alias_budget -= *count;
                 let mut node = node.clone();
                 node.span = sp;
-                self.push(node)
+                self.push(node);
+                Ok(())
             }
             Event::SequenceStart(anchor, tag) => {
                 self.check_depth(sp)?;
@@ -489,7 +491,8 @@ impl Builder<'_> {
                         tag,
                         quoted: false,
                     };
-                    self.finish(node, anchor)
+                    self.finish(node, anchor);
+                    Ok(())
                 }
                 _ => Err(Box::new(
                     Diagnostic::error(code::YAML_SYNTAX, sp, "unbalanced sequence end")
@@ -512,7 +515,8 @@ impl Builder<'_> {
                         tag,
                         quoted: false,
                     };
-                    self.finish(node, anchor)
+                    self.finish(node, anchor);
+                    Ok(())
                 }
                 _ => Err(Box::new(
                     Diagnostic::error(code::YAML_SYNTAX, sp, "unbalanced mapping end")
@@ -536,16 +540,16 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn finish(&mut self, node: Node, anchor: usize) -> Result<(), Box<Diagnostic>> {
+    fn finish(&mut self, node: Node, anchor: usize) {
         if anchor != 0 {
             let count = node.count();
             self.anchors
                 .insert(anchor, (node.clone(), count, nesting(&node)));
         }
-        self.push(node)
+        self.push(node);
     }
 
-    fn push(&mut self, node: Node) -> Result<(), Box<Diagnostic>> {
+    fn push(&mut self, node: Node) {
         match self.stack.last_mut() {
             None => self.docs.push(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
@@ -562,7 +566,6 @@ impl Builder<'_> {
                 }
             },
         }
-        Ok(())
     }
 
     /// Applies `<<` merge keys and duplicate-key semantics (last one wins, as
@@ -623,12 +626,12 @@ impl Builder<'_> {
             return explicit;
         }
         let mut out: Vec<(Node, Node)> = Vec::new();
-        let mut seen: HashMap<KeyRepr, ()> = index.keys().map(|k| (k.clone(), ())).collect();
+        let mut seen: HashSet<KeyRepr> = index.keys().cloned().collect();
         for src in merged_sources {
             if let Value::Map(pairs) = src.value {
                 for (k, v) in pairs {
                     let repr = KeyRepr::of(&k);
-                    if seen.insert(repr, ()).is_none() {
+                    if seen.insert(repr) {
                         out.push((k, v));
                     }
                 }

@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex};
 /// A file's device and inode.
 pub type FileIdentity = (u64, u64);
 
+// The same signature as the version for systems without inodes.
 #[cfg(unix)]
+#[allow(clippy::unnecessary_wraps)]
 fn identity(m: &std::fs::Metadata) -> Option<FileIdentity> {
     use std::os::unix::fs::MetadataExt;
     Some((m.dev(), m.ino()))
@@ -195,6 +197,7 @@ impl FsMemo {
     /// listing is known (or the path does not end in a name), `Some(None)`
     /// when the listing holds no such name and absent names can be trusted
     /// to be absent.
+    #[allow(clippy::option_option)]
     fn listed(&self, path: &Path) -> Option<Option<Listed>> {
         let (dir, name) = dir_and_name(path)?;
         let listings = locked(&self.listings);

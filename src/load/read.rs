@@ -39,7 +39,6 @@ fn bounded_text(bytes: Vec<u8>) -> Option<String> {
 }
 
 /// The file's bytes, or `None` when it holds more than `limit` bytes.
-
 /// `size_hint` (the size `stat` gave) sizes the buffer so that a file is read
 /// in one call plus the one that sees its end.
 pub(super) fn read_at_most(

@@ -137,8 +137,13 @@ fn listed_directories_answer_for_their_entries() {
     let mut found = Vec::new();
     let sources = SourceMap::new(&d);
     let mut diags = Vec::new();
-    for (listed, listing) in
-        crate::discover::discover(&d, &Default::default(), &sources, &mut diags).listings
+    for (listed, listing) in crate::discover::discover(
+        &d,
+        &crate::discover::Excludes::default(),
+        &sources,
+        &mut diags,
+    )
+    .listings
     {
         found.push(listed.clone());
         if listed == d.join("r/tasks") {

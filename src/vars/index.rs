@@ -150,7 +150,7 @@ impl DefIndex {
         // no list of its own per name.
         let hasher = foldhash::fast::RandomState::default();
         let mut defs: HashMap<u64, u32> =
-            HashMap::with_capacity_and_hasher(all.len(), Default::default());
+            HashMap::with_capacity_and_hasher(all.len(), foldhash::fast::RandomState::default());
         // At most one group per definition: sized once, not grown by
         // copies into fresh memory.
         let mut groups: Vec<(u32, u32, u32)> = Vec::with_capacity(all.len());
@@ -230,7 +230,6 @@ impl DefIndex {
 }
 
 /// The groups a hosts pattern selects positively (`a:b:&c:!d` gives a, b, c;
-
 /// `g[0]` gives g). Without an inventory match, `all`.
 #[must_use]
 pub fn pattern_groups(pattern: &str) -> Vec<String> {

@@ -92,7 +92,7 @@ impl TaskVars<'_> {
 
     /// Keeps the resolution of `name` with what it rested on: for this task,
     /// and for the play and the run when it rests on play-level names only.
-    pub(super) fn remember(&self, name: &str, resolved: &Arc<Resolved>, rec: Recording) {
+    pub(super) fn remember(&self, name: &str, resolved: &Arc<Resolved>, rec: &Recording) {
         let mut deps: Vec<String> = self.touched.borrow()[rec.start + 1..].to_vec();
         deps.sort_unstable();
         deps.dedup();

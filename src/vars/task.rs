@@ -188,7 +188,7 @@ impl<'a> TaskVars<'a> {
             None => LookupOwned::Missing,
         };
         let resolved = Arc::new(Resolved { lookup, winner });
-        self.remember(name, &resolved, recording);
+        self.remember(name, &resolved, &recording);
         resolved
     }
 

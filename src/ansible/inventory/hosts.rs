@@ -54,7 +54,7 @@ fn colon_free_outside_brackets(s: &str) -> bool {
         match (c, in_bracket) {
             ('[', false) => in_bracket = true,
             (']', true) => in_bracket = false,
-            (':', false) | (']', false) => return false,
+            (':' | ']', false) => return false,
             _ => {}
         }
     }

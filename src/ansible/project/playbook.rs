@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 /// A play found in the playbook chain, with what it inherits, before it is
 /// expanded (plays are expanded in parallel).
-
 pub(super) struct PlaySpec {
     pub(super) node: Node,
     pub(super) basedir: PathBuf,
@@ -231,8 +230,8 @@ impl Builder<'_> {
             role_path: None,
             dynamic: false,
             section: Section::PreTasks,
-            stack: stack.to_vec(),
-            basedir: basedir.to_path_buf(),
+            stack: stack.clone(),
+            basedir: basedir.clone(),
             blocks: Arc::new([]),
             tags: task::string_list(node.get("tags")).into(),
             duplicate: false,

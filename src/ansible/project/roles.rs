@@ -317,11 +317,11 @@ impl Builder<'_> {
         let outer_reported = std::mem::take(&mut self.reported);
         let defaults = self.role_vars_dir(
             &path.join("defaults"),
-            LayerKind::RoleDefaults { role: name.into() },
+            &LayerKind::RoleDefaults { role: name.into() },
         );
         let vars = self.role_vars_dir(
             &path.join("vars"),
-            LayerKind::RoleVars { role: name.into() },
+            &LayerKind::RoleVars { role: name.into() },
         );
         let mut dependencies = Vec::new();
         let mut allow_duplicates = false;
@@ -372,7 +372,7 @@ impl Builder<'_> {
 
     /// `defaults/main` or `vars/main`: a file (`main.yml`, `main.yaml`, `main`)
     /// or a directory whose files are read in sorted order.
-    fn role_vars_dir(&mut self, dir: &Path, kind: LayerKind) -> Vec<Arc<VarLayer>> {
+    fn role_vars_dir(&mut self, dir: &Path, kind: &LayerKind) -> Vec<Arc<VarLayer>> {
         let mut files = Vec::new();
         let main_dir = dir.join("main");
         // A main.yml file wins over a main/ directory beside it (as in Ansible).

@@ -17,7 +17,9 @@ pub(crate) fn to_bool(v: &Value) -> bool {
         Py::Str(s) => check(&s.to_lowercase()).unwrap_or(false),
         Py::Bool(b) => b,
         Py::Int(i) => check(&i.to_string()).unwrap_or(false),
-        // Floats and others fall back to `value == 1`.
+        // Floats and others fall back to `value == 1`: Python's exact
+        // comparison, which a margin would not be.
+        #[allow(clippy::float_cmp)]
         Py::Float(f) => f == 1.0,
         _ => false,
     }
