@@ -120,7 +120,9 @@ pub(crate) struct Evaluator<'a> {
     vars: &'a dyn VarSource,
     src: &'a str,
     state: State<'static, 'static>,
-    cache: HashMap<String, Ev>,
+    /// Every variable looked up so far in this evaluation: a name is asked
+    /// of the [`VarSource`] once.
+    memo: HashMap<String, Ev>,
     depth: usize,
     conditional: bool,
     /// Fuel already reported to the thread's total.
@@ -133,7 +135,7 @@ impl<'a> Evaluator<'a> {
             vars,
             src,
             state: ENV.empty_state(),
-            cache: HashMap::default(),
+            memo: HashMap::default(),
             depth: 0,
             conditional,
             reported: 0,
@@ -245,7 +247,7 @@ impl<'a> Evaluator<'a> {
     }
 
     fn var(&mut self, name: &str) -> Ev {
-        if let Some(ev) = self.cache.get(name) {
+        if let Some(ev) = self.memo.get(name) {
             return ev.clone();
         }
         let ev = match self.vars.lookup(name) {
@@ -253,7 +255,7 @@ impl<'a> Evaluator<'a> {
             Lookup::Missing => Ev::Undef(name.to_string()),
             Lookup::Unknown(why) => Ev::unk(name, why),
         };
-        self.cache.insert(name.to_string(), ev.clone());
+        self.memo.insert(name.to_string(), ev.clone());
         ev
     }
 

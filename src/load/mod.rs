@@ -1,4 +1,4 @@
-//! Reading and parsing files, in parallel, with one cache for the whole run.
+//! Reading and parsing files, in parallel, each once for the whole run.
 //!
 //! Every file preflint reads goes through [`Loader`]: size, binary and UTF-8
 //! checks, registration in the [`SourceMap`], and YAML parsing. Files found by
@@ -73,7 +73,8 @@ pub struct Loader {
     pub sources: Arc<SourceMap>,
     /// What the file system said, asked once per path.
     pub fs: Arc<FsMemo>,
-    cache: Mutex<PathMap<Arc<Loaded>>>,
+    /// Every file loaded so far, by path: read once for the whole run.
+    loaded: Mutex<PathMap<Arc<Loaded>>>,
     /// Files planned for reading ([`Loader::plan`]), read by the first
     /// thread that needs them.
     planned: Mutex<PathMap<Arc<Pending>>>,
@@ -105,12 +106,12 @@ enum Admission {
 }
 
 impl Loader {
-    /// Frees the cache (every file parsed) on the worker threads, a share
+    /// Frees the files loaded (every file parsed) on the worker threads, a share
     /// of the files each: the model holds what it needs of them.
     pub fn free_in_parallel(self) {
         drop(std::mem::take(&mut *locked(&self.planned)));
-        let cache = std::mem::take(&mut *locked(&self.cache));
-        let files: Vec<Arc<Loaded>> = cache.into_values().collect();
+        let loaded = std::mem::take(&mut *locked(&self.loaded));
+        let files: Vec<Arc<Loaded>> = loaded.into_values().collect();
         files.into_par_iter().for_each(drop);
     }
 
@@ -125,7 +126,7 @@ impl Loader {
         Loader {
             sources,
             fs: Arc::new(FsMemo::default()),
-            cache: Mutex::default(),
+            loaded: Mutex::default(),
             planned: Mutex::default(),
             aliases: Mutex::default(),
             budget: Mutex::new(total),
@@ -133,7 +134,7 @@ impl Loader {
         }
     }
 
-    /// Reads and parses `paths` in parallel into the cache.
+    /// Reads and parses `paths` in parallel, each once.
     ///
     /// A path that names the same file as another of `paths` (same device
     /// and inode: a linked directory, a linked file, a hard link) is read
@@ -201,8 +202,7 @@ impl Loader {
         Plan(admitted)
     }
 
-    /// Reads and parses the planned files not read yet, in parallel, into
-    /// the cache.
+    /// Reads and parses the planned files not read yet, in parallel.
     pub fn fill(&self, plan: &Plan) {
         plan.0.par_iter().for_each(|(p, pending)| {
             self.settle(p, pending);
@@ -212,7 +212,7 @@ impl Loader {
     /// A planned file, read now unless it was already; a file read before it
     /// was planned stays as it was read.
     fn settle(&self, path: &Path, pending: &Pending) -> Arc<Loaded> {
-        if let Some(l) = locked(&self.cache).get(path.as_os_str()) {
+        if let Some(l) = locked(&self.loaded).get(path.as_os_str()) {
             return Arc::clone(l);
         }
         // No lock is held while reading: another thread needing this file
@@ -221,7 +221,7 @@ impl Loader {
             .loaded
             .get_or_init(|| Arc::new(self.read(path, pending.parse_yaml, pending.admission)));
         Arc::clone(
-            locked(&self.cache)
+            locked(&self.loaded)
                 .entry(path.as_os_str().to_owned())
                 .or_insert_with(|| Arc::clone(l)),
         )
@@ -250,7 +250,7 @@ impl Loader {
 
     /// The loaded file at `path`, reading it on first use.
     pub fn yaml(&self, path: &Path) -> Arc<Loaded> {
-        if let Some(l) = locked(&self.cache).get(path.as_os_str()) {
+        if let Some(l) = locked(&self.loaded).get(path.as_os_str()) {
             return Arc::clone(l);
         }
         let pending = locked(&self.planned).get(path.as_os_str()).cloned();
@@ -271,7 +271,7 @@ impl Loader {
             }
             None => self.read(path, true, self.admit(path)),
         };
-        locked(&self.cache)
+        locked(&self.loaded)
             .entry(path.as_os_str().to_owned())
             .or_insert(Arc::new(l))
             .clone()
@@ -280,8 +280,8 @@ impl Loader {
     /// Whether the YAML file at `path` was read and parsed ([`Loaded::ok`])
     /// and its length in bytes, without parsing a preloaded alias.
     pub fn status(&self, path: &Path) -> (bool, Option<usize>) {
-        let cached = locked(&self.cache).get(path.as_os_str()).cloned();
-        if let Some(l) = cached {
+        let loaded = locked(&self.loaded).get(path.as_os_str()).cloned();
+        if let Some(l) = loaded {
             return (l.ok(), l.text.as_ref().map(|t| t.len()));
         }
         let alias_of = locked(&self.aliases).get(path.as_os_str()).cloned();
@@ -316,7 +316,7 @@ impl Loader {
         // taking another.
         let planned = locked(&self.planned);
         let alias_paths = locked(&self.aliases);
-        locked(&self.cache)
+        locked(&self.loaded)
             .iter()
             .filter(|(_, l)| !l.diagnostics.is_empty() || !l.yaml.diagnostics.is_empty())
             .filter(|(p, _)| planned.contains_key(*p) || alias_paths.contains_key(*p))
@@ -325,7 +325,7 @@ impl Loader {
     }
 
     /// Reads a file that is not YAML (an INI inventory, a template) with the
-    /// same checks (size, binary, UTF-8) and registers it; not cached.
+    /// same checks (size, binary, UTF-8) and registers it; not kept.
     pub fn text(&self, path: &Path) -> Loaded {
         self.read(path, false, self.admit(path))
     }
@@ -351,11 +351,11 @@ impl Loader {
     /// Every file loaded so far, sorted by path.
     #[must_use]
     pub fn all(&self) -> Vec<(PathBuf, Arc<Loaded>)> {
-        let cache = self
-            .cache
+        let loaded = self
+            .loaded
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut v: Vec<_> = cache
+        let mut v: Vec<_> = loaded
             .iter()
             .map(|(p, l)| (PathBuf::from(p), Arc::clone(l)))
             .collect();

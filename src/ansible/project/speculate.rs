@@ -49,7 +49,8 @@ struct Built {
 }
 
 impl<'a> Builder<'a> {
-    /// A builder for one play, sharing this one's settings and role cache.
+    /// A builder for one play, with this one's settings and the run's
+    /// shared roles and tasks.
     fn fork(&self) -> Builder<'a> {
         Builder {
             root: self.root.clone(),
