@@ -280,7 +280,7 @@ impl FsMemo {
         }
     }
 
-    /// [`read_text_bounded`], once per path.
+    /// [`read_text_bounded`](super::read_text_bounded), once per path.
     pub fn text_bounded(&self, path: &Path) -> Option<Arc<str>> {
         if let Some(t) = locked(&self.texts).get(path.as_os_str()) {
             return t.clone();

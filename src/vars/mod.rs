@@ -3,7 +3,7 @@
 //!
 //! Knows the precedence ladder (DOMAIN.md section 5) and the names that are
 //! only known at run time (facts, registered results, `set_fact`). Never
-//! evaluates conditions itself: it is the [`VarSource`] that `jinja` asks.
+//! evaluates conditions itself: it is the [`VarSource`](crate::jinja::VarSource) that `jinja` asks.
 //!
 //! The semantics read in `precedence` (which definition wins), `index` (a
 //! play's static definitions by name), `play` (a play's variables,

@@ -2,7 +2,7 @@
 //!
 //! Reads YAML the way Ansible does (PyYAML's YAML 1.1 resolver, `!unsafe` and
 //! `!vault` tags, anchors, aliases and `<<` merge keys, duplicate keys with the
-//! last one winning) into our own tree of [`Node`]s, each keeping its [`Span`].
+//! last one winning) into our own tree of [`Node`]s, each keeping its [`Span`](crate::source::Span).
 //! It enforces the resource bounds (nesting depth, alias expansion) so that no
 //! input can make it recurse or allocate without limit. It knows nothing of
 //! Ansible's meaning: that is `ansible::*`.

@@ -34,7 +34,7 @@ pub(super) struct Builder<'a> {
     pub(super) reported: HashSet<(String, u32, u32, &'static str)>,
     /// Set while plays are expanded speculatively in parallel.
     pub(super) speculation: Option<Speculation<'a>>,
-    /// The run's bound on task instances ([`run_task_bound`]).
+    /// The run's bound on task instances ([`run_task_bound`](super::run_task_bound)).
     pub(super) run_cap: usize,
     /// Every playbook on the import chain of some play (canonical paths):
     /// the only paths in a play's initial include stack.

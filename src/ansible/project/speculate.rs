@@ -28,7 +28,7 @@ fn play_size_estimate(play: &Node) -> usize {
 /// A play expanded in parallel before the plays ahead of it are known: it
 /// counts what it builds into a counter shared by the run, and gives up (its
 /// result is thrown away and the play expanded again, in order) once the run
-/// as a whole is past what remains of [`MAX_RUN_TASKS`].
+/// as a whole is past what remains of [`MAX_RUN_TASKS`](super::MAX_RUN_TASKS).
 pub(super) struct Speculation<'a> {
     pub(super) spent: &'a AtomicUsize,
     pub(super) cap: usize,
@@ -88,7 +88,7 @@ impl<'a> Builder<'a> {
 
     /// Expands the plays, in parallel, each with its own builder, and merges
     /// them in order, each within what the plays before it left of
-    /// [`MAX_RUN_TASKS`]. Returns the plays expanded: all of them, or the
+    /// [`MAX_RUN_TASKS`](super::MAX_RUN_TASKS). Returns the plays expanded: all of them, or the
     /// first ones when the run's budget ran out (reported at the first play
     /// left out).
     ///

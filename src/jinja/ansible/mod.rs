@@ -8,7 +8,7 @@
 //! handled here returns `None`, which the evaluator reports as unsupported.
 //!
 //! This file holds the arguments every filter and test takes and the Python
-//! helpers they share; [`filter`] and [`test`] dispatch by name, to
+//! helpers they share; [`filter()`] and [`test()`] dispatch by name, to
 //! `convert` (numbers and booleans), `strings`, `collections` (lists, sets
 //! and dicts) and `re` (Python's `re` over the `regex` crate, whose
 //! compiled patterns `regex_cache` keeps per thread).

@@ -1,4 +1,4 @@
-//! The tests by name: [`test`] applies one to known values, [`TESTS`]
+//! The tests by name: [`test()`] applies one to known values, [`TESTS`]
 //! lists every name it handles.
 
 use super::super::py::{self, Py};
@@ -188,7 +188,7 @@ pub(crate) fn test(name: &str, v: &Value, args: &Args) -> Option<Result<bool, Fa
     Some(r)
 }
 
-/// Every test name [`test`] handles.
+/// Every test name [`test()`] handles.
 pub(crate) const TESTS: &[&str] = &[
     "defined",
     "undefined",
