@@ -65,10 +65,12 @@
 //! variables a source uses, `py` is Python's value semantics, `ansible`
 //! Ansible's filters and tests, `version` the `version` test, `env` the
 //! minijinja environment for what is delegated to it, and `bounds` what
-//! keeps every evaluation finite.
+//! keeps every evaluation finite; `builtins` holds Python's slicing, `range()`
+//! and the methods templates call on values.
 
 mod ansible;
 mod bounds;
+mod builtins;
 mod env;
 mod eval;
 mod names;
