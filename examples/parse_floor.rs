@@ -31,15 +31,10 @@ const SKIP_DIRS: &[&str] = &[
     "__pycache__",
 ];
 
-/// mimalloc instead of the system allocator: preflint allocates many small
-/// objects from two threads, where glibc's arenas grow by `mprotect` calls
-/// (~9,000 per run on kubespray). The parse floor uses the same allocator.
-#[path = "../src/mi.rs"]
-mod mi;
-
-/// The allocator of the `preflint` binary.
+/// The allocator of the `preflint` binary (see `src/main.rs`), so that the
+/// floor and preflint are measured with the same one.
 #[global_allocator]
-static GLOBAL: mi::Mi = mi::Mi;
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let root = std::env::args_os()
@@ -67,7 +62,7 @@ fn main() {
         .collect();
     paths.sort();
     if distinct {
-        paths = distinct_files(paths);
+        paths = distinct_files(&paths);
     }
 
     // (files parsed, documents, bytes, files that failed to read or parse)
@@ -100,12 +95,12 @@ fn main() {
 /// One path per (device, inode), the one with fewest components (then the
 /// first in order), in the original order.
 #[cfg(unix)]
-fn distinct_files(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+fn distinct_files(paths: &[PathBuf]) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     let id = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
     let mut best: std::collections::HashMap<(u64, u64), &PathBuf> =
         std::collections::HashMap::new();
-    for p in &paths {
+    for p in paths {
         if let Some(i) = id(p) {
             let e = best.entry(i).or_insert(p);
             if p.components().count() < e.components().count() {
@@ -121,6 +116,6 @@ fn distinct_files(paths: Vec<PathBuf>) -> Vec<PathBuf> {
 }
 
 #[cfg(not(unix))]
-fn distinct_files(paths: Vec<PathBuf>) -> Vec<PathBuf> {
-    paths
+fn distinct_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    paths.to_vec()
 }

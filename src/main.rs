@@ -2,11 +2,12 @@ use clap::Parser;
 use std::process::ExitCode;
 
 mod cli;
-mod mi;
 
-/// mimalloc, called as `mi` explains.
+/// mimalloc instead of the system allocator: preflint allocates many small
+/// objects from the pool's threads, where glibc's arenas grow by `mprotect`
+/// calls one small step at a time.
 #[global_allocator]
-static GLOBAL: mi::Mi = mi::Mi;
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     // The whole run on the pool's workers, the parse of the arguments

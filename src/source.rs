@@ -99,7 +99,7 @@ impl SourceMap {
 
     #[must_use]
     pub fn len(&self) -> usize {
-        self.files.read().map(|f| f.len()).unwrap_or(0)
+        self.files.read().map_or(0, |f| f.len())
     }
 
     #[must_use]
@@ -156,7 +156,7 @@ pub(crate) fn plain_rest<'p>(root: &Path, path: &'p Path) -> Option<&'p str> {
 pub fn line_col(text: &str, offset: usize) -> (u32, u32) {
     let offset = offset.min(text.len());
     let before = &text.as_bytes()[..offset];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line = memchr::memchr_iter(b'\n', before).count() + 1;
     let line_start = before
         .iter()
         .rposition(|&b| b == b'\n')

@@ -1,11 +1,12 @@
-//! Regexes searched through an ASCII twin when the text is ASCII.
+//! Regexes searched through their ASCII form when the text is ASCII.
 //!
 //! A Unicode class (`\s`, `\S`, `.`, a negated class) is compiled through
-//! a UTF-8 automaton whose cache alone is a fresh 320 KB for each regex, and
-//! its lazy DFA runs over more states. Nearly every text preflint searches
+//! a UTF-8 automaton whose cache alone is large and fresh for each regex,
+//! and its lazy DFA runs over more states. Nearly every text preflint searches
 //! (commands, config templates, sysctl lines) is ASCII, where a pattern
-//! compiled without Unicode answers exactly as the Unicode one does (see
-//! [`ascii_twin`]): that twin is what an ASCII text is searched with, and
+//! compiled without Unicode (its ASCII form) answers exactly as the Unicode
+//! one does (see [`has_ascii_form`]): that is what an ASCII text is
+//! searched with, and
 //! the Unicode regex is compiled only when a text that is not ASCII comes.
 
 use std::sync::OnceLock;
@@ -20,9 +21,15 @@ use std::sync::OnceLock;
 /// any `\x`, `\u` or `\U`). A pattern that needs Unicode (`\pL`) does not
 /// compile without it and is searched with Unicode only.
 #[must_use]
-pub fn ascii_twin(src: &str) -> bool {
+pub fn has_ascii_form(src: &str) -> bool {
     src.is_ascii() && !src.contains("\\x") && !src.contains("\\u") && !src.contains("\\U")
 }
+
+/// [`has_ascii_form`] under the name `concern::catalog` still calls it by
+/// (another session rewrites that module now): drop once it calls the new
+/// name.
+#[doc(hidden)]
+pub use self::has_ascii_form as ascii_twin;
 
 /// A regex of preflint's own (`static`), compiled on first use.
 pub struct TextRegex {
@@ -43,13 +50,14 @@ impl TextRegex {
         }
     }
 
-    fn twin(&self, text: &str) -> Option<&regex::bytes::Regex> {
+    /// The ASCII form, for an ASCII text whose pattern has one.
+    fn ascii_form(&self, text: &str) -> Option<&regex::bytes::Regex> {
         if !text.is_ascii() {
             return None;
         }
         self.ascii
             .get_or_init(|| {
-                ascii_twin(self.src)
+                has_ascii_form(self.src)
                     .then(|| {
                         regex::bytes::RegexBuilder::new(self.src)
                             .unicode(false)
@@ -68,7 +76,7 @@ impl TextRegex {
 
     #[must_use]
     pub fn is_match(&self, text: &str) -> bool {
-        match self.twin(text) {
+        match self.ascii_form(text) {
             Some(re) => re.is_match(text.as_bytes()),
             None => self.unicode().is_match(text),
         }
@@ -77,7 +85,7 @@ impl TextRegex {
     /// The first match's groups.
     #[must_use]
     pub fn captures<'t>(&self, text: &'t str) -> Option<Captures<'t>> {
-        match self.twin(text) {
+        match self.ascii_form(text) {
             Some(re) => re
                 .captures(text.as_bytes())
                 .map(|c| Captures::of_bytes(text, &c)),
@@ -91,7 +99,7 @@ impl TextRegex {
     /// Every successive non-overlapping match's groups.
     #[must_use]
     pub fn captures_all<'t>(&self, text: &'t str) -> Vec<Captures<'t>> {
-        match self.twin(text) {
+        match self.ascii_form(text) {
             Some(re) => re
                 .captures_iter(text.as_bytes())
                 .map(|c| Captures::of_bytes(text, &c))
@@ -155,7 +163,7 @@ impl std::ops::Index<usize> for Captures<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{TextRegex, ascii_twin};
+    use super::{TextRegex, has_ascii_form};
 
     const PATTERNS: &[&str] = &[
         r"\bsysctl\s+(?:-\S+\s+)*-w\s+((?:[0-9A-Za-z_./*-]+\s*=\s*\S+\s*)+)",
@@ -197,7 +205,7 @@ mod tests {
     ];
 
     #[test]
-    fn the_ascii_twin_answers_as_the_unicode_regex_does() {
+    fn the_ascii_form_answers_as_the_unicode_regex_does() {
         for p in PATTERNS {
             let ours = TextRegex::new(p);
             let re = regex::Regex::new(p).expect("valid");
@@ -223,16 +231,16 @@ mod tests {
     }
 
     #[test]
-    fn patterns_naming_characters_beyond_ascii_have_no_twin() {
-        assert!(ascii_twin(r"\bsysctl\s+-w"));
-        assert!(!ascii_twin("(?i)ſ"));
-        assert!(!ascii_twin(r"(?i)\x{17F}"));
-        assert!(!ascii_twin(r"\u017F"));
-        // Needs Unicode: no twin compiles, the Unicode regex answers.
+    fn patterns_naming_characters_beyond_ascii_have_no_ascii_form() {
+        assert!(has_ascii_form(r"\bsysctl\s+-w"));
+        assert!(!has_ascii_form("(?i)ſ"));
+        assert!(!has_ascii_form(r"(?i)\x{17F}"));
+        assert!(!has_ascii_form(r"\u017F"));
+        // Needs Unicode: no ASCII form compiles, the Unicode regex answers.
         let letters = TextRegex::new(r"\pL+");
         assert!(letters.is_match("abc"));
         assert!(letters.ascii.get().is_some_and(Option::is_none));
-        // Only an ASCII text is searched with the twin.
+        // Only an ASCII text is searched with the ASCII form.
         let ws = TextRegex::new(r"a\sb");
         assert!(ws.is_match("a\u{a0}b"));
         assert!(ws.ascii.get().is_none() && ws.unicode.get().is_some());

@@ -18,9 +18,9 @@ pub struct Builtin {
     pub path: &'static str,
     /// Its text, as written.
     pub yaml: &'static str,
-    /// The same content as JSON, read instead of the YAML (serde reads the
-    /// whole catalog in ~0.5M instructions instead of ~5.7M); `None` if it
-    /// did not convert (the YAML is read then, and reports the problem).
+    /// The same content as JSON, read instead of the YAML (serde reads JSON
+    /// in a fraction of the work of YAML, on every run); `None` if it did not
+    /// convert (the YAML is read then, and reports the problem).
     pub json: Option<&'static str>,
 }
 
@@ -123,22 +123,21 @@ pub enum FieldMatch {
 }
 
 /// A catalog regex: its syntax is checked when the catalog is read, and it
-/// is compiled on first use. Compiling all of them took ~25M instructions of
-/// every run (4% on kubespray's whole tree), though most patterns never see
-/// a task of their module.
+/// is compiled on first use: compiling all of them would be paid by every
+/// run, though most patterns never see a task of their module.
 ///
 /// Most texts a pattern sees cannot match it at all: every match of
 /// `\b(ss|netstat)\b.*\b6443\b` contains `6443`. The literals a match must
 /// contain are taken from the parsed pattern; a text containing none of them
-/// is answered `false` without compiling (a Unicode-aware regex costs 50-400
-/// us to compile). Patterns with the same text share one compiled regex.
+/// is answered `false` without compiling (a Unicode-aware regex is slow to
+/// compile). Patterns with the same text share one compiled regex.
 #[derive(Debug, Clone)]
 pub struct LazyRegex {
     src: String,
     /// Every match contains one of these (`None`: no such small set).
     needles: Option<Vec<String>>,
     /// The needles' searchers, built once (a `contains` call builds one
-    /// per call: ~10M instructions on kubespray's whole tree).
+    /// per call, and every candidate text is searched).
     finders: Vec<memchr::memmem::Finder<'static>>,
     re: std::sync::OnceLock<std::sync::Arc<Regex>>,
     /// The pattern compiled without Unicode (see [`crate::text_regex::ascii_twin`]), for ASCII

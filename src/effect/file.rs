@@ -66,7 +66,7 @@ pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
             let Some(path) = path() else { return };
             match view.arg("state") {
                 Some("absent") => {
-                    out.push(Effect::new(EffectKind::FileRemoved { path }, Timing::BOTH))
+                    out.push(Effect::new(EffectKind::FileRemoved { path }, Timing::BOTH));
                 }
                 Some("link") => {
                     if let Some(target) = arg("src") {

@@ -484,9 +484,11 @@ impl Effect {
     #[must_use]
     pub fn field(&self, name: &str) -> Option<std::borrow::Cow<'_, str>> {
         use std::borrow::Cow::{Borrowed, Owned};
+        #[allow(clippy::unnecessary_wraps, reason = "every arm gives an Option")]
         fn b(s: &str) -> Option<std::borrow::Cow<'_, str>> {
             Some(Borrowed(s))
         }
+        #[allow(clippy::ref_option, reason = "the fields are Option<String>")]
         fn ob(s: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
             s.as_deref().map(Borrowed)
         }
@@ -507,12 +509,12 @@ impl Effect {
             },
             (
                 EffectKind::ModuleLoaded { name, .. }
+                | EffectKind::ModuleBlocked { name, .. }
                 | EffectKind::Hostname { name }
                 | EffectKind::HandlerNotified { name }
                 | EffectKind::Package { name, .. },
                 "name",
-            )
-            | (EffectKind::ModuleBlocked { name, .. }, "name") => b(name),
+            ) => b(name),
             (EffectKind::ModuleLoaded { file, .. }, "file") => ob(file),
             (EffectKind::ModuleBlocked { file, .. }, "file") => b(file),
             (EffectKind::SwapOff { how }, "how") => b(match how {
@@ -541,8 +543,9 @@ impl Effect {
             (EffectKind::Package { version, .. }, "version") => ob(version),
             (EffectKind::Firewall { tool, .. }, "tool") => b(tool),
             (EffectKind::Firewall { action, .. }, "action") => b(action.as_str()),
-            (EffectKind::Firewall { port, .. }, "port")
-            | (EffectKind::Check { port, .. }, "port") => ob(port),
+            (EffectKind::Firewall { port, .. } | EffectKind::Check { port, .. }, "port") => {
+                ob(port)
+            }
             (EffectKind::Firewall { proto, .. }, "proto") => ob(proto),
             (EffectKind::Check { what, .. }, "what") => b(what),
             (EffectKind::Check { msg, .. }, "msg") => ob(msg),

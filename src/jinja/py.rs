@@ -167,7 +167,7 @@ pub(crate) fn float_repr(f: f64) -> String {
     let body = if point <= 0 {
         format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
     } else {
-        let point = point as usize;
+        let point = point.unsigned_abs() as usize;
         if digits.len() <= point {
             format!("{digits}{}.0", "0".repeat(point - digits.len()))
         } else {

@@ -91,9 +91,8 @@ fn render_parsed<'n>(
         },
         _ => {
             // Joined into one buffer, which becomes the result: a template
-            // file's text is copied once, not once per step (kubespray's
-            // whole tree renders ~900 KB of template files for the
-            // catalog's content patterns).
+            // file's text is copied once, not once per step (whole template
+            // files are rendered for the catalog's content patterns).
             let mut joined = String::new();
             for n in &nodes {
                 match n {
@@ -124,9 +123,8 @@ enum Piece<'t> {
 /// What a template's text alone decides: its syntax tree (when it parses
 /// within the bounds), whether the evaluator interprets it ([`simple`]) or
 /// minijinja renders it, and the variables it uses. The same texts are
-/// rendered for every task, loop item and play that uses them (kubespray's
-/// whole tree: ~2,100 renders of ~600 distinct texts, template files among
-/// them), so each text is parsed once for the process.
+/// rendered for every task, loop item and play that uses them, template
+/// files among them, so each text is parsed once for the process.
 pub(crate) struct Shape {
     root: Option<Stmt<'static>>,
     pub(crate) simple: bool,

@@ -164,6 +164,7 @@ impl<'s> Facts<'s> {
     }
 }
 
+#[must_use]
 pub fn json_text(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.clone(),

@@ -99,6 +99,7 @@ pub fn var_evidence(sources: &SourceMap, tv: &TaskVars<'_>, name: &str) -> VarEv
     }
 }
 
+#[must_use]
 pub fn why_label(w: &UnknownWhy) -> &'static str {
     match w {
         UnknownWhy::Fact => "host fact",

@@ -1058,7 +1058,7 @@ fn command_module_has_no_shell() {
 struct ShellTask(&'static str);
 
 impl TaskView for ShellTask {
-    fn module(&self) -> &str {
+    fn module(&self) -> &'static str {
         "ansible.builtin.shell"
     }
     fn arg(&self, _: &str) -> Option<&str> {
