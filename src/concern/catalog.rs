@@ -442,6 +442,38 @@ impl Validator<'_> {
         }
     }
 
+    /// Tasks' arguments are read under their canonical names (aliases
+    /// resolved, `ansible::module_args`), so a pattern on an alias, or on an
+    /// option none of its modules has, would never match. A pattern over
+    /// several modules may name an option only some of them have.
+    fn arg_name(&mut self, path: &[&str], modules: &[String], key: &str) {
+        let mut known = false;
+        let mut specs = 0;
+        for m in modules {
+            let Some(spec) = crate::ansible::module_args::spec(m) else {
+                continue;
+            };
+            specs += 1;
+            match spec.option(key) {
+                Some(opt) if opt.name != key => {
+                    known = true;
+                    self.err(
+                        path,
+                        format!(
+                            "`{key}` is an alias of `{}` for {m}: write `{}` (arguments are matched by canonical name)",
+                            opt.name, opt.name
+                        ),
+                    );
+                }
+                Some(_) => known = true,
+                None => known |= key == "_raw_params" && spec.free_form,
+            }
+        }
+        if specs > 0 && !known {
+            self.err(path, format!("no option `{key}` in {}", modules.join(", ")));
+        }
+    }
+
     fn pattern(&mut self, base: &[&str], raw: RawPattern) -> Option<Pattern> {
         let modules = raw.module.map(OneOrMany::into_vec).unwrap_or_default();
         for m in &modules {
@@ -455,6 +487,7 @@ impl Validator<'_> {
         let mut args = Vec::new();
         for (k, v) in raw.args {
             let path = [base, &["args", k.as_str()]].concat();
+            self.arg_name(&path, &modules, &k);
             let m = match &v {
                 serde_yaml::Value::Sequence(items) => ArgMatch::OneOf(
                     items
@@ -630,11 +663,15 @@ fn validate(
             check,
         });
     }
-    let fact = raw.fact.map(|f| Fact {
-        from_concerns: f.from_concerns,
-        modules: f.module.into_vec(),
-        arg: f.arg,
-        default: f.default,
+    let fact = raw.fact.map(|f| {
+        let modules = f.module.into_vec();
+        v.arg_name(&["fact", "arg"], &modules, &f.arg);
+        Fact {
+            from_concerns: f.from_concerns,
+            modules,
+            arg: f.arg,
+            default: f.default,
+        }
     });
     if !v.errors.is_empty() {
         return Err(v.errors);
@@ -732,7 +769,36 @@ pub fn load(extra_dir: Option<&Path>) -> Result<Vec<Concern>, Vec<CatalogError>>
 
 #[cfg(test)]
 mod tests {
-    use super::LazyRegex;
+    use super::{BUILTIN, LazyRegex, parse_builtin, parse_concern};
+
+    #[test]
+    fn the_builtin_catalog_names_arguments_canonically() {
+        for b in BUILTIN {
+            assert!(
+                parse_builtin(b).is_ok(),
+                "{}: {:?}",
+                b.path,
+                parse_builtin(b).err()
+            );
+        }
+    }
+
+    #[test]
+    fn an_argument_alias_or_unknown_option_is_a_catalog_error() {
+        let text = "id: x\ntitle: x\napplies_to: [worker]\nwhy: x\nreference: x\nparts:\n  - name: p\n    fix:\n      - module: [ansible.builtin.systemd, my.own.module]\n        args:\n          service: kubelet\n          masked: [\"true\"]\n          maskd: [\"true\"]\n";
+        let errors = parse_concern("x.yml", text).expect_err("two errors");
+        let messages: Vec<&str> = errors.iter().map(|e| e.message.as_str()).collect();
+        assert_eq!(errors.len(), 2, "{messages:?}");
+        let alias = errors
+            .iter()
+            .find(|e| e.message.contains("`service` is an alias of `name`"))
+            .expect("the alias");
+        assert_eq!(alias.line, 11);
+        assert!(
+            messages.contains(&"no option `maskd` in ansible.builtin.systemd, my.own.module"),
+            "{messages:?}"
+        );
+    }
 
     #[test]
     fn a_catalog_regex_is_checked_at_once_and_compiled_on_use() {
