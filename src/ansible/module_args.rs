@@ -227,7 +227,11 @@ pub struct AliasConflict {
 /// When an option is given under several of its names, Ansible copies each
 /// alias present onto the option in the order the spec lists the aliases, so
 /// the last alias present wins over the others and over the canonical name;
-/// the losing arguments are removed and reported.
+/// the losing arguments are removed and reported. The order is the
+/// documentation's, which a few modules list differently from their
+/// `argument_spec` (pacman's `pkg`/`package`; apt names `package` canonical
+/// in its spec and `name` in its documentation): there, when two names of
+/// one option are both given, the winner may differ from Ansible's.
 pub(crate) fn resolve_aliases(spec: &ModuleSpec, args: &mut Vec<Arg>) -> Vec<AliasConflict> {
     let mut any_alias = false;
     for arg in args.iter_mut() {
