@@ -70,23 +70,22 @@ fn skip_or_fail() {
 }
 
 /// The embedded option as the oracle prints it.
-fn embedded(spec: &ModuleSpec) -> BTreeMap<String, Value> {
+fn embedded(spec: ModuleSpec) -> BTreeMap<String, Value> {
     let span = Span::file_start(FileId(0));
-    spec.options
-        .iter()
-        .filter(|o| !o.name.starts_with('_'))
+    spec.options()
+        .filter(|o| !o.name().starts_with('_'))
         .map(|o| {
-            let mut choices: Vec<&str> = o.choices.to_vec();
+            let mut choices = o.choices().to_vec();
             choices.sort_unstable();
-            let mut aliases: Vec<&str> = o.aliases.to_vec();
+            let mut aliases = o.aliases().to_vec();
             aliases.sort_unstable();
             let value = serde_json::json!({
-                "type": o.kind.as_str(),
+                "type": o.kind().as_str(),
                 "aliases": aliases,
-                "default": o.default.map_or(Value::Null, |d| d.to_node(span).to_json()),
+                "default": o.default().map_or(Value::Null, |d| d.to_node(span).to_json()),
                 "choices": choices,
             });
-            (o.name.to_string(), value)
+            (o.name().to_string(), value)
         })
         .collect()
 }
@@ -111,7 +110,7 @@ fn embedded_specs_agree_with_the_modules_argument_spec() {
         skip_or_fail();
         return;
     };
-    let names: Vec<&str> = module_args::all().iter().map(|m| m.name).collect();
+    let names: Vec<&str> = module_args::all().map(ModuleSpec::name).collect();
     let out = Command::new(&py)
         .arg(repo().join("tests/oracle/module_args.py"))
         .args(&names)
@@ -128,7 +127,7 @@ fn embedded_specs_agree_with_the_modules_argument_spec() {
     let mut compared = 0;
     let mut differences = Vec::new();
     for spec in module_args::all() {
-        let Some(Value::Object(real)) = specs.get(spec.name) else {
+        let Some(Value::Object(real)) = specs.get(spec.name()) else {
             continue;
         };
         if real.contains_key("error") {
@@ -140,14 +139,14 @@ fn embedded_specs_agree_with_the_modules_argument_spec() {
         let ours = embedded(spec);
         let names: BTreeSet<&String> = ours.keys().chain(real.keys()).collect();
         for name in names {
-            if known.contains(&(spec.name, name.as_str())) {
+            if known.contains(&(spec.name(), name.as_str())) {
                 continue;
             }
             match (ours.get(name), real.get(name).map(oracle)) {
                 (Some(a), Some(b)) if *a == b => {}
                 (a, b) => differences.push(format!(
                     "{} {name}: documentation {a:?}, argument_spec {b:?}",
-                    spec.name
+                    spec.name()
                 )),
             }
         }

@@ -260,7 +260,7 @@ impl Task {
         let node = self.arg_or_default(key)?;
         Some(
             match module_args::spec(&self.module).and_then(|s| s.option(key)) {
-                Some(opt) => module_args::coerce(opt.kind, opt.elements, &node),
+                Some(opt) => module_args::coerce(opt.kind(), opt.elements(), &node),
                 None => Coerced::Value(node.into_owned()),
             },
         )

@@ -455,18 +455,19 @@ impl Validator<'_> {
             };
             specs += 1;
             match spec.option(key) {
-                Some(opt) if opt.name != key => {
+                Some(opt) if opt.name() != key => {
                     known = true;
                     self.err(
                         path,
                         format!(
                             "`{key}` is an alias of `{}` for {m}: write `{}` (arguments are matched by canonical name)",
-                            opt.name, opt.name
+                            opt.name(),
+                            opt.name()
                         ),
                     );
                 }
                 Some(_) => known = true,
-                None => known |= key == "_raw_params" && spec.free_form,
+                None => known |= key == "_raw_params" && spec.free_form(),
             }
         }
         if specs > 0 && !known {
