@@ -150,7 +150,7 @@ fn module_args(out_dir: &str) {
     let slots = (raw.modules.len() * 2).next_power_of_two();
     let mut table = vec![0usize; slots];
     for (i, name) in raw.modules.keys().enumerate() {
-        let mut at = usize::try_from(name_hash(name)).unwrap_or(0) & (slots - 1);
+        let mut at = usize::try_from(name_hash(name) & (slots as u64 - 1)).unwrap_or(0);
         while table[at] != 0 {
             at = (at + 1) & (slots - 1);
         }

@@ -83,7 +83,8 @@ mod table {
     /// The module of that name, by the hash table built with the same hash.
     pub fn module(name: &str) -> Option<&'static ModuleRow> {
         let mask = MODULE_SLOTS.len() - 1;
-        let mut at = usize::try_from(super::name_hash(name)).unwrap_or(0) & mask;
+        // Masked as u64 first, as build.rs does, whatever the target's width.
+        let mut at = usize::try_from(super::name_hash(name) & mask as u64).unwrap_or(0);
         loop {
             let slot = usize::from(MODULE_SLOTS[at]);
             let row = MODULES.get(slot.checked_sub(1)?)?;
