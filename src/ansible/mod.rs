@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod inventory;
+pub mod module_args;
 pub mod modules;
 pub mod project;
 pub mod task;

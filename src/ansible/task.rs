@@ -2,10 +2,12 @@
 //! which keywords. Pure function of the task's YAML mapping; knows nothing of
 //! files, roles or includes beyond naming the include a task asks for.
 
+use super::module_args::{self, Coerced};
 use super::modules;
 use crate::diagnostic::{Diagnostic, code};
 use crate::source::Span;
 use crate::yaml::{Node, Value};
+use std::borrow::Cow;
 
 /// Task keywords (everything Ansible accepts on a task that is not the action).
 const TASK_KEYWORDS: &[&str] = &[
@@ -120,8 +122,12 @@ pub struct IncludeSpec {
 /// One argument of a task, with where it was written.
 #[derive(Debug, Clone)]
 pub struct Arg {
+    /// The option's canonical name when the module's argument spec is known
+    /// (`path` for lineinfile's `dest:`), else the key as written.
     pub key: String,
     pub value: Node,
+    /// The key as written, when it was an alias of `key`.
+    pub alias: Option<String>,
 }
 
 /// A `when` condition and where it came from.
@@ -153,6 +159,10 @@ pub struct Task {
     pub action: String,
     /// The action resolved to its fully qualified name.
     pub module: String,
+    /// The arguments as the module receives them: `args:` and the action's
+    /// own (which win), aliases renamed to canonical names when the module's
+    /// spec is known (see [`module_args`]). Defaults are not added: read
+    /// them with [`Task::arg_or_default`].
     pub args: Vec<Arg>,
     /// The task mapping (start of the task).
     pub span: Span,
@@ -212,6 +222,8 @@ impl Task {
         }
     }
 
+    /// The argument given for an option, by canonical name (an alias finds
+    /// nothing when the module's spec is known: its key was renamed).
     #[must_use]
     pub fn arg(&self, key: &str) -> Option<&Node> {
         self.args
@@ -219,6 +231,46 @@ impl Task {
             .rev()
             .find(|a| a.key == key)
             .map(|a| &a.value)
+    }
+
+    /// The argument given for an option, else the module's default for it,
+    /// placed at the action key.
+    #[must_use]
+    pub fn arg_or_default(&self, key: &str) -> Option<Cow<'_, Node>> {
+        if let Some(node) = self.arg(key) {
+            return Some(Cow::Borrowed(node));
+        }
+        module_args::default(&self.module, key).map(|d| Cow::Owned(d.to_node(self.action_span)))
+    }
+
+    /// An option read as Ansible's `boolean()` reads it, its default applied:
+    /// `None` when neither is there or the value is no literal boolean (a
+    /// template, `maybe`).
+    #[must_use]
+    pub fn arg_bool(&self, key: &str) -> Option<bool> {
+        self.arg_or_default(key)
+            .and_then(|n| module_args::boolean(&n))
+    }
+
+    /// An option after the module's type check (default applied), or `None`
+    /// when it is neither given nor defaulted. Without a known spec for the
+    /// option, the value as written.
+    #[must_use]
+    pub fn arg_coerced(&self, key: &str) -> Option<Coerced> {
+        let node = self.arg_or_default(key)?;
+        Some(
+            match module_args::spec(&self.module).and_then(|s| s.option(key)) {
+                Some(opt) => module_args::coerce(opt.kind(), opt.elements(), &node),
+                None => Coerced::Value(node.into_owned()),
+            },
+        )
+    }
+
+    /// Whether the module's argument spec is known: when it is not, `args`
+    /// are as written (aliases unresolved, no defaults).
+    #[must_use]
+    pub fn has_arg_spec(&self) -> bool {
+        module_args::has_spec(&self.module)
     }
 
     /// The name Ansible shows: the task name, else the action as written.
@@ -379,13 +431,36 @@ fn read_task(
         (k.to_string(), Some((*v).clone()), k.span, false)
     };
     let module = modules::resolve(&action_key);
-    let mut args = action_args(&module, action_value.as_ref());
-    if let Some(extra) = node.get("args").and_then(Node::as_map) {
-        for (k, v) in extra {
-            args.push(Arg {
-                key: k.to_string(),
-                value: v.clone(),
-            });
+    // `args:` first: Ansible updates it with the action's own arguments,
+    // which win (`ModuleArgsParser._normalize_parameters`), and `Task::arg`
+    // reads the last one.
+    let mut args: Vec<Arg> = node
+        .get("args")
+        .and_then(Node::as_map)
+        .unwrap_or(&[])
+        .iter()
+        .map(|(k, v)| Arg {
+            key: k.to_string(),
+            value: v.clone(),
+            alias: None,
+        })
+        .collect();
+    args.extend(action_args(&module, action_value.as_ref()));
+    if let Some(spec) = module_args::spec(&module) {
+        for c in module_args::resolve_aliases(spec, &mut args) {
+            for (key, span) in c.dropped {
+                diags.push(
+                    Diagnostic::warning(
+                        code::ARG_ALIAS_CONFLICT,
+                        span,
+                        format!(
+                            "option `{}` is set as both `{key}` and `{}`: Ansible uses `{}` and ignores this value",
+                            c.option, c.winner, c.winner
+                        ),
+                    )
+                    .with_help(format!("set `{}` once, under one name", c.option)),
+                );
+            }
         }
     }
     let include =
@@ -467,6 +542,7 @@ fn action_args(module: &str, value: Option<&Node>) -> Vec<Arg> {
             .map(|(k, v)| Arg {
                 key: k.to_string(),
                 value: v.clone(),
+                alias: None,
             })
             .collect(),
         Value::Null => Vec::new(),
@@ -481,12 +557,14 @@ fn action_args(module: &str, value: Option<&Node>) -> Vec<Arg> {
                         value: Value::Str(v),
                         ..value.clone()
                     },
+                    alias: None,
                 })
                 .collect()
         }
         _ => vec![Arg {
             key: "_raw_params".into(),
             value: value.clone(),
+            alias: None,
         }],
     }
 }
@@ -582,6 +660,92 @@ mod tests {
         assert_eq!(t.include.unwrap().target, "0010-swapoff.yml");
         let t = task("include_tasks:\n  file: \"{{ x }}.yml\"\n");
         assert_eq!(t.include.unwrap().target, "{{ x }}.yml");
+    }
+
+    #[test]
+    fn aliases_are_read_under_canonical_names() {
+        let t = task("lineinfile:\n  dest: /etc/fstab\n  regex: '^/dev/fd0'\n  state: absent\n");
+        assert_eq!(t.arg("path").and_then(Node::as_str), Some("/etc/fstab"));
+        assert_eq!(t.arg("dest"), None);
+        assert_eq!(t.arg("regexp").and_then(Node::as_str), Some("^/dev/fd0"));
+        let dest = t.args.iter().find(|a| a.key == "path").expect("path");
+        assert_eq!(dest.alias.as_deref(), Some("dest"));
+        assert_eq!(dest.value.span.line, 2);
+        // The free-form k=v form too.
+        let t = task("lineinfile: dest=/etc/x line=y\n");
+        assert_eq!(t.arg("path").and_then(Node::as_str), Some("/etc/x"));
+        let t = task("systemd: unit=kubelet daemon-reload=yes\n");
+        assert_eq!(t.arg("name").and_then(Node::as_str), Some("kubelet"));
+        assert_eq!(t.arg_bool("daemon_reload"), Some(true));
+        let t = task("ansible.posix.sysctl:\n  key: vm.swappiness\n  val: 0\n");
+        assert_eq!(t.arg("name").and_then(Node::as_str), Some("vm.swappiness"));
+        assert_eq!(
+            t.arg("value").and_then(Node::scalar_text).as_deref(),
+            Some("0")
+        );
+        let t = task("apt:\n  pkg: [curl]\n");
+        assert!(t.arg("name").is_some());
+        // An unknown module keeps its arguments as written.
+        let t = task("my.own.module:\n  dest: x\n");
+        assert!(!t.has_arg_spec());
+        assert_eq!(t.arg("dest").and_then(Node::as_str), Some("x"));
+    }
+
+    #[test]
+    fn alias_and_canonical_both_set_warns_and_the_alias_wins() {
+        let doc = crate::yaml::parse(FileId(0), "lineinfile:\n  path: /a\n  dest: /b\n")
+            .docs
+            .remove(0);
+        let mut diags = Vec::new();
+        let Ok(Item::Task(t)) = read_item(&doc, &mut diags) else {
+            panic!("a task")
+        };
+        assert_eq!(t.arg("path").and_then(Node::as_str), Some("/b"));
+        assert_eq!(diags.len(), 1);
+        assert_eq!(diags[0].code, code::ARG_ALIAS_CONFLICT);
+        assert_eq!(diags[0].span.line, 2, "points at the ignored value");
+        assert!(diags[0].message.contains("`path`"), "{}", diags[0].message);
+    }
+
+    #[test]
+    fn action_arguments_win_over_the_args_keyword() {
+        let t = task("sysctl: name=vm.swappiness value=1\nargs:\n  value: 2\n  reload: no\n");
+        assert_eq!(t.arg("value").and_then(Node::as_str), Some("1"));
+        assert_eq!(t.arg_bool("reload"), Some(false));
+    }
+
+    #[test]
+    fn defaults_and_typed_reads() {
+        let t = task("ansible.posix.sysctl:\n  name: net.ipv4.ip_forward\n  value: '1'\n");
+        assert_eq!(t.arg("reload"), None, "defaults are not added to args");
+        let reload = t.arg_or_default("reload").expect("default");
+        assert_eq!(reload.as_bool(), Some(true));
+        assert_eq!(reload.span, t.action_span);
+        assert_eq!(t.arg_bool("reload"), Some(true));
+        assert_eq!(t.arg_bool("sysctl_set"), Some(false));
+        assert_eq!(
+            t.arg_or_default("sysctl_file")
+                .and_then(|n| n.scalar_text())
+                .as_deref(),
+            Some("/etc/sysctl.conf")
+        );
+        assert_eq!(
+            t.arg_or_default("state")
+                .and_then(|n| n.scalar_text())
+                .as_deref(),
+            Some("present")
+        );
+        assert_eq!(t.arg_or_default("ignoreerrorz"), None);
+        let t = task("sysctl: name=x value=1 reload=no\n");
+        assert_eq!(t.arg_bool("reload"), Some(false));
+        let t = task("sysctl:\n  name: x\n  reload: \"{{ do_reload }}\"\n");
+        assert_eq!(t.arg_bool("reload"), None);
+        assert_eq!(t.arg_coerced("reload"), Some(Coerced::Unknown));
+        let t = task("apt: name=curl,git state=present\n");
+        let Some(Coerced::Value(names)) = t.arg_coerced("name") else {
+            panic!("a list")
+        };
+        assert_eq!(names.to_json(), serde_json::json!(["curl", "git"]));
     }
 
     #[test]

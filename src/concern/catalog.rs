@@ -441,6 +441,38 @@ impl Validator<'_> {
         }
     }
 
+    /// Tasks' arguments are read under their canonical names (aliases
+    /// resolved, `ansible::module_args`), so a fact on an alias, or on an
+    /// option none of its modules has, would never be found.
+    fn arg_name(&mut self, path: &[&str], modules: &[String], key: &str) {
+        let mut known = false;
+        let mut specs = 0;
+        for m in modules {
+            let Some(spec) = crate::ansible::module_args::spec(m) else {
+                continue;
+            };
+            specs += 1;
+            match spec.option(key) {
+                Some(opt) if opt.name() != key => {
+                    known = true;
+                    self.err(
+                        path,
+                        format!(
+                            "`{key}` is an alias of `{}` for {m}: write `{}` (arguments are read by canonical name)",
+                            opt.name(),
+                            opt.name()
+                        ),
+                    );
+                }
+                Some(_) => known = true,
+                None => known |= key == "_raw_params" && spec.free_form(),
+            }
+        }
+        if specs > 0 && !known {
+            self.err(path, format!("no option `{key}` in {}", modules.join(", ")));
+        }
+    }
+
     fn pattern(&mut self, base: &[&str], raw: RawPattern) -> Option<Pattern> {
         use crate::effect::Kind;
         let modules = raw.module.map(OneOrMany::into_vec).unwrap_or_default();
@@ -679,11 +711,15 @@ fn validate(
             check,
         });
     }
-    let fact = raw.fact.map(|f| Fact {
-        from_concerns: f.from_concerns,
-        modules: f.module.into_vec(),
-        arg: f.arg,
-        default: f.default,
+    let fact = raw.fact.map(|f| {
+        let modules = f.module.into_vec();
+        v.arg_name(&["fact", "arg"], &modules, &f.arg);
+        Fact {
+            from_concerns: f.from_concerns,
+            modules,
+            arg: f.arg,
+            default: f.default,
+        }
     });
     if !v.errors.is_empty() {
         return Err(v.errors);
@@ -781,7 +817,37 @@ pub fn load(extra_dir: Option<&Path>) -> Result<Vec<Concern>, Vec<CatalogError>>
 
 #[cfg(test)]
 mod tests {
-    use super::LazyRegex;
+    use super::{BUILTIN, LazyRegex, parse_builtin, parse_concern};
+
+    #[test]
+    fn the_builtin_catalog_is_valid() {
+        for b in BUILTIN {
+            assert!(
+                parse_builtin(b).is_ok(),
+                "{}: {:?}",
+                b.path,
+                parse_builtin(b).err()
+            );
+        }
+    }
+
+    #[test]
+    fn a_fact_on_an_alias_or_unknown_option_is_a_catalog_error() {
+        let text = "id: x\ntitle: x\nwhy: x\nreference: x\nfact:\n  from_concerns: [a]\n  module: ansible.posix.sysctl\n  arg: key\n  default: x\n";
+        let errors = parse_concern("x.yml", text).expect_err("an alias");
+        assert!(
+            errors[0].message.contains("`key` is an alias of `name`"),
+            "{errors:?}"
+        );
+        let text = text.replace("arg: key", "arg: sysctl_fil");
+        let errors = parse_concern("x.yml", &text).expect_err("unknown");
+        assert!(
+            errors[0]
+                .message
+                .contains("no option `sysctl_fil` in ansible.posix.sysctl"),
+            "{errors:?}"
+        );
+    }
 
     #[test]
     fn a_catalog_regex_is_checked_at_once_and_compiled_on_use() {

@@ -11,7 +11,8 @@ use std::sync::Arc;
 pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
     let short = crate::ansible::task::short_module(view.module());
     let arg = |k: &str| view.arg(k).map(str::to_string);
-    let path = || arg("path").or_else(|| arg("dest")).or_else(|| arg("name"));
+    // `dest` and `name` are read as `path` (the task model resolves aliases).
+    let path = || arg("path");
     match short {
         "copy" | "template" | "get_url" => {
             let Some(dest) = arg("dest") else { return };

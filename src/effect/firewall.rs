@@ -135,8 +135,7 @@ fn ufw(view: &dyn TaskView, out: &mut Vec<Effect>) {
         push(out, FirewallAction::Disabled, None, None);
     }
     let direction = view.arg("direction");
-    // alias until module specs land
-    if let Some(policy) = view.arg("default").or_else(|| view.arg("policy"))
+    if let Some(policy) = view.arg("default")
         && matches!(direction, None | Some("incoming"))
     {
         let action = if policy == "allow" {
@@ -156,12 +155,10 @@ fn ufw(view: &dyn TaskView, out: &mut Vec<Effect>) {
         ("allow" | "limit", true) | ("deny" | "reject", false) => FirewallAction::Closed,
         _ => return,
     };
-    // alias until module specs land
-    let port = view.arg("to_port").or_else(|| view.arg("port"));
-    let app = view.arg("name").or_else(|| view.arg("app"));
+    let port = view.arg("to_port");
+    let app = view.arg("name");
     let proto = view
         .arg("proto")
-        .or_else(|| view.arg("protocol"))
         .filter(|p| *p != "any")
         .map(str::to_string);
     let port = match (port, app) {

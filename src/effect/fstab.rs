@@ -28,8 +28,7 @@ use super::{Content, Edit, Effect, EffectKind, Known, SwapOff, TaskView, Timing}
 pub(super) const FSTAB: &str = "/etc/fstab";
 
 pub(super) fn mount(view: &dyn TaskView, out: &mut Vec<Effect>) {
-    // alias until module specs land
-    let Some(path) = view.arg("path").or_else(|| view.arg("name")) else {
+    let Some(path) = view.arg("path") else {
         return;
     };
     let fstab = view.arg("fstab").unwrap_or(FSTAB);

@@ -140,12 +140,7 @@ fn install_or_remove(state: &str, install: &[&str]) -> Option<PackageAction> {
 
 /// The package names a task gives.
 fn names(view: &dyn TaskView) -> Vec<String> {
-    // alias until module specs land (apt's canonical name is `package`)
-    ["name", "package", "pkg"]
-        .iter()
-        .map(|k| view.list(k))
-        .find(|l| !l.is_empty())
-        .unwrap_or_default()
+    view.list("name")
 }
 
 fn push(out: &mut Vec<Effect>, name: String, action: PackageAction, version: Option<String>) {

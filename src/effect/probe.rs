@@ -55,8 +55,7 @@ fn assert(view: &dyn TaskView) -> Option<EffectKind> {
     if that.is_empty() {
         return None;
     }
-    // alias until module specs land
-    let msg = text(view, "fail_msg").or_else(|| text(view, "msg"));
+    let msg = text(view, "fail_msg");
     Some(EffectKind::Check {
         what: that.join(" and "),
         port: None,
@@ -132,7 +131,7 @@ mod tests {
                 "check what=ansible_processor_vcpus >= 2 and ansible_memtotal_mb >= 1700 msg=Not enough CPU or memory @now"
             ]
         );
-        // alias until module specs land
+        // `msg` is an alias of `fail_msg`.
         assert_eq!(
             lines("ansible.builtin.assert: {that: ['x in [1, 2]'], msg: [Memory, too low]}"),
             vec!["check what=x in [1, 2] msg=Memory too low @now"]

@@ -43,27 +43,17 @@ pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
         crate::ansible::task::short_module(view.module()),
         "systemd_service" | "systemd"
     );
-    // alias until module specs land
-    let unit = view
-        .arg("name")
-        .or_else(|| view.arg("service"))
-        .or_else(|| view.arg("unit"))
-        .map(str::trim)
-        .filter(|u| !u.is_empty());
+    // `service` and `unit` are read as `name` (the task model resolves
+    // aliases).
+    let unit = view.arg("name").map(str::trim).filter(|u| !u.is_empty());
     let tri = |key: &str| view.arg(key).and_then(boolean);
     if systemd {
         if view.arg("scope").is_some_and(|s| s != "system") {
             return;
         }
-        // alias until module specs land
-        let reload = [
-            "daemon_reload",
-            "daemon-reload",
-            "daemon_reexec",
-            "daemon-reexec",
-        ]
-        .iter()
-        .any(|k| view.flag(k, false));
+        let reload = ["daemon_reload", "daemon_reexec"]
+            .iter()
+            .any(|k| view.flag(k, false));
         if reload {
             push(out, "", ServiceAction::DaemonReload, Timing::NOW);
         }
@@ -203,7 +193,7 @@ mod tests {
 
     #[test]
     fn name_aliases() {
-        // alias until module specs land
+        // `service` is an alias of `name`.
         assert_eq!(
             lines("ansible.builtin.systemd_service: {service: kubelet, enabled: true}"),
             vec!["service unit=kubelet action=enabled @boot"]

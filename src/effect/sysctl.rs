@@ -9,13 +9,15 @@ pub(super) const DEFAULT_FILE: &str = "/etc/sysctl.conf";
 
 pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
     let Some(key) = view.arg("name") else { return };
-    let file = view.arg("sysctl_file").unwrap_or(DEFAULT_FILE).to_string();
+    let file = view
+        .arg_or_default("sysctl_file")
+        .map_or_else(|| DEFAULT_FILE.to_string(), |f| f.into_owned());
     let boot = crate::sysctl::sysctl_file_kind(&file).is_some();
     // `reload` (on by default) runs `sysctl -p <sysctl_file>`: the value in
     // the file is live afterwards; `sysctl_set` runs `sysctl -w`.
     let reload = view.flag("reload", true);
     let set = view.flag("sysctl_set", false);
-    if view.arg("state") == Some("absent") {
+    if view.arg_or_default("state").as_deref() == Some("absent") {
         out.push(Effect::new(
             EffectKind::SysctlRemoved {
                 key: key.to_string(),

@@ -27,7 +27,17 @@ impl FakeTask {
         let mut map = serde_json::Map::new();
         let mut command = None;
         match args {
-            Value::Object(m) => map = m,
+            // Keys under their canonical names, as the task model gives them.
+            Value::Object(m) => {
+                map = m
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let k = crate::ansible::module_args::canonical_name(module, &k)
+                            .map_or(k, str::to_string);
+                        (k, v)
+                    })
+                    .collect();
+            }
             Value::String(s) => {
                 command = Some(s.clone());
                 map.insert("_raw_params".to_string(), Value::String(s));

@@ -33,12 +33,33 @@ pub trait TaskView {
     /// The handlers the task notifies.
     fn notify(&self) -> &[String];
 
-    /// A boolean argument read as Ansible's `boolean()` does, or `default`
-    /// when it is absent; a value that is not a boolean (an unrendered
-    /// template) reads as `default`.
+    /// A boolean argument read as Ansible's `boolean()` does; when it is
+    /// absent, the module's own default (its argument spec), else
+    /// `default`; a value that is not a boolean (an unrendered template)
+    /// reads as the default.
     fn flag(&self, key: &str, default: bool) -> bool {
+        let default = match crate::ansible::module_args::default(self.module(), key) {
+            Some(crate::ansible::module_args::DefaultValue::Bool(b)) => b,
+            _ => default,
+        };
         self.arg(key)
             .map_or(default, |v| boolean(v).unwrap_or(default))
+    }
+
+    /// An argument's text, or the module's default for it (its argument
+    /// spec) when the task does not give it.
+    fn arg_or_default(&self, key: &str) -> Option<std::borrow::Cow<'_, str>> {
+        use crate::ansible::module_args::{DefaultValue, default};
+        if let Some(v) = self.arg(key) {
+            return Some(v.into());
+        }
+        match default(self.module(), key)? {
+            DefaultValue::Str(s) => Some(s.into()),
+            DefaultValue::Bool(b) => Some(if b { "true" } else { "false" }.into()),
+            DefaultValue::Int(i) => Some(i.to_string().into()),
+            DefaultValue::Float(f) => Some(f.to_string().into()),
+            DefaultValue::List(_) | DefaultValue::Json(_) => None,
+        }
     }
 
     /// An argument that names one thing or a list of things (`name: [a,
