@@ -388,17 +388,20 @@ fn task_evidence(
 ) -> Option<TaskEvidence> {
     let r = &facts.reach;
     let module = r.inst.task.module.as_str();
-    for it in iters {
-        let view = IterView::new(r.inst, it);
-        let effects = it.effects(r.inst);
-        let Some((pat, effect)) = patterns.iter().find_map(|p| {
-            effects
+    // The first pattern any iteration matches, in the catalog's order: a
+    // direct fix before one that only applies what another part persisted
+    // (a loop's first item may only reload a file another item sets).
+    let found = patterns.iter().find_map(|p| {
+        iters.iter().find_map(|it| {
+            let view = IterView::new(r.inst, it);
+            it.effects(r.inst)
                 .iter()
                 .find(|e| matches(p, module, &units.resolve(e), &view))
-                .map(|e| (p, e))
-        }) else {
-            continue;
-        };
+                .map(|e| (p, it, e))
+        })
+    });
+    if let Some((pat, it, effect)) = found {
+        let effects = it.effects(r.inst);
         // What an "apply the persisted values" fix applies: one file, or
         // every file.
         let applies = match &effect.kind {
@@ -452,7 +455,13 @@ fn concern_verdict(project: &Project, c: &Concern, found: Vec<[Vec<TaskEvidence>
         let mut evidence = fix;
         evidence.extend(check);
         evidence.sort_by(|a, b| {
-            (a.status, &a.file, a.line, &a.entry).cmp(&(b.status, &b.file, b.line, &b.entry))
+            (a.status, a.requires.is_some(), &a.file, a.line, &a.entry).cmp(&(
+                b.status,
+                b.requires.is_some(),
+                &b.file,
+                b.line,
+                &b.entry,
+            ))
         });
         evidence.dedup_by(|a, b| {
             a.file == b.file && a.line == b.line && a.status == b.status && a.item == b.item
@@ -544,7 +553,15 @@ fn concern_verdict(project: &Project, c: &Concern, found: Vec<[Vec<TaskEvidence>
 fn summarize(evidence: &[TaskEvidence], status: Status) -> (Vec<String>, Vec<String>) {
     let mut turn_on = BTreeSet::new();
     let mut runtime = BTreeSet::new();
-    for e in evidence.iter().filter(|e| e.status == status) {
+    // A direct fix explains the part better than a task that only applies
+    // what another part persisted: the latter count only when alone.
+    let direct = evidence
+        .iter()
+        .any(|e| e.status == status && e.requires.is_none());
+    for e in evidence
+        .iter()
+        .filter(|e| e.status == status && (!direct || e.requires.is_none()))
+    {
         if status == Status::Conditional {
             turn_on.extend(e.turn_on.iter().cloned());
         }
@@ -581,13 +598,13 @@ fn apply_requirements(parts: &mut [PartVerdict]) {
             };
             changed = true;
             // The strongest fix of the required part this task applies: one
-            // that ran before it, in its entry, written to a file it applies
+            // that ran before it (or is this task), in its entry, written to a file it applies
             // (any file when it applies them all).
             let st = req_fixes
                 .iter()
                 .filter(|(_, w, entry, order)| {
                     *entry == e.entry
-                        && *order < e.order
+                        && *order <= e.order
                         && (e.applies.is_empty() || w.iter().any(|f| e.applies.contains(f)))
                 })
                 .map(|(s, ..)| *s)
@@ -601,7 +618,13 @@ fn apply_requirements(parts: &mut [PartVerdict]) {
         });
         if changed {
             p.evidence.sort_by(|a, b| {
-                (a.status, &a.file, a.line, &a.entry).cmp(&(b.status, &b.file, b.line, &b.entry))
+                (a.status, a.requires.is_some(), &a.file, a.line, &a.entry).cmp(&(
+                    b.status,
+                    b.requires.is_some(),
+                    &b.file,
+                    b.line,
+                    &b.entry,
+                ))
             });
             p.status = p.evidence.first().map_or(Status::Operator, |e| e.status);
             let (t, r) = summarize(&p.evidence, p.status);
@@ -632,7 +655,9 @@ fn fact_verdict(
                 .parts
                 .iter()
                 .flat_map(|p| &p.evidence)
-                .filter(|e| e.role == "fix")
+                // Direct fixes: a task that only reloads a file says
+                // nothing of where the values are written.
+                .filter(|e| e.role == "fix" && e.requires.is_none())
             {
                 for w in &e.writes {
                     sites.push((rank, e.status, e.file.clone(), e.line, w.clone()));
