@@ -47,6 +47,7 @@ pub enum Command {
     ///   preflint check ~/kubespray
     ///   preflint check --format sarif --fail-level error . > preflint.sarif
     ///   preflint check --distro debian,gce --host-root ./sosreport .
+    #[command(verbatim_doc_comment)]
     Check(CheckArgs),
     /// List every lint rule and concern.
     Rules,
@@ -73,6 +74,7 @@ pub enum Command {
     /// Examples:
     ///   preflint tasks --playbook cluster.yml ~/kubespray
     ///   preflint tasks --effects --format json ~/kubespray
+    #[command(verbatim_doc_comment)]
     Tasks(TasksArgs),
     /// For every node-preparation concern, say who fixes it: the automation, only
     /// under a condition, only checked, or the operator, with evidence.
@@ -80,6 +82,7 @@ pub enum Command {
     /// Examples:
     ///   preflint who-fixes --playbook cluster.yml ~/kubespray
     ///   preflint who-fixes -e kubelet_fail_swap_on=false --format compact ~/kubespray
+    #[command(verbatim_doc_comment)]
     WhoFixes(WhoFixesArgs),
 }
 
