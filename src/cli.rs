@@ -47,6 +47,7 @@ pub enum Command {
     ///   preflint check ~/kubespray
     ///   preflint check --format sarif --fail-level error . > preflint.sarif
     ///   preflint check --distro debian,gce --host-root ./sosreport .
+    #[command(verbatim_doc_comment)]
     Check(CheckArgs),
     /// List every lint rule and concern.
     Rules,
@@ -67,9 +68,13 @@ pub enum Command {
     },
     /// Print the man page (roff). Example: preflint man > preflint.1 && man ./preflint.1
     Man,
-    /// List the tasks each entry playbook reaches, in order, with their conditions.
+    /// List the tasks each entry playbook reaches, in order, with their conditions
+    /// (and with --effects, what each does to a node).
     ///
-    /// Example: preflint tasks --playbook cluster.yml ~/kubespray
+    /// Examples:
+    ///   preflint tasks --playbook cluster.yml ~/kubespray
+    ///   preflint tasks --effects --format json ~/kubespray
+    #[command(verbatim_doc_comment)]
     Tasks(TasksArgs),
     /// For every node-preparation concern, say who fixes it: the automation, only
     /// under a condition, only checked, or the operator, with evidence.
@@ -77,6 +82,7 @@ pub enum Command {
     /// Examples:
     ///   preflint who-fixes --playbook cluster.yml ~/kubespray
     ///   preflint who-fixes -e kubelet_fail_swap_on=false --format compact ~/kubespray
+    #[command(verbatim_doc_comment)]
     WhoFixes(WhoFixesArgs),
 }
 
@@ -131,6 +137,13 @@ pub struct TasksArgs {
     /// Output format. Example: --format json
     #[arg(long, value_enum, default_value_t = TasksFormat::Human)]
     pub format: TasksFormat,
+
+    /// Also list each task's effects: what it does to a node (sysctl set,
+    /// kernel module loaded, file written, service started...), now and/or at
+    /// boot, per loop item, with whether its `when` holds. The concerns match
+    /// these (see rules/README.md). Example: --effects
+    #[arg(long)]
+    pub effects: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -380,6 +393,7 @@ impl From<TasksArgs> for settings::TasksSettings {
         settings::TasksSettings {
             common: a.common.into(),
             format: a.format.into(),
+            effects: a.effects,
         }
     }
 }

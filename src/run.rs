@@ -285,13 +285,30 @@ fn tasks(args: &TasksSettings, ui: Ui) -> Result<u8, String> {
         crate::progress::Progress::start("reading the tree", args.format == TasksFormat::Human, ui);
     let config = config_for(&args.common, None)?;
     let mut loaded = load(&args.common, &config)?;
-    if let Some(build) = loaded.take_build() {
-        build.free();
-    }
+    let build = loaded.take_build();
+    // Effects render arguments: computed only when asked for.
+    let effects = if args.effects {
+        let scope = scope(&loaded, build);
+        let reached = scope.reached();
+        let by_task = crate::reach::effects_by_task(&scope, &reached, &loaded.sources);
+        let diagnostics = with_analysis_errors(&loaded.diagnostics, &loaded.sources, &reached);
+        release(reached, Frees::LeaveToExit);
+        release(scope, Frees::LeaveToExit);
+        loaded.diagnostics = diagnostics;
+        Some(by_task)
+    } else {
+        if let Some(build) = build {
+            build.free();
+        }
+        None
+    };
     drop(progress);
+    let effects = effects
+        .as_deref()
+        .map(|by_task| output::tasks::Effects { by_task });
     let pieces = match args.format {
-        TasksFormat::Human => output::tasks::human_pieces(&loaded),
-        TasksFormat::Json => vec![output::tasks::json(&loaded)],
+        TasksFormat::Human => output::tasks::human_pieces(&loaded, effects),
+        TasksFormat::Json => vec![output::tasks::json_with(&loaded, effects)],
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.

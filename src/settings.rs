@@ -160,6 +160,8 @@ pub enum TasksFormat {
 pub struct TasksSettings {
     pub common: LoadSettings,
     pub format: TasksFormat,
+    /// List the effects of every reached task under it.
+    pub effects: bool,
 }
 
 /// The formats of `who-fixes`.

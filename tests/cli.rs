@@ -250,6 +250,12 @@ fn help_teaches_with_examples() {
             "{sub} --help has examples:\n{text}"
         );
     }
+    let out = preflint(&["tasks", "--help"], None);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("--effects") && text.contains("rules/README.md"),
+        "tasks --help teaches --effects:\n{text}"
+    );
 }
 
 #[test]
@@ -453,12 +459,14 @@ fn a_panic_becomes_an_internal_error_and_the_run_goes_on() {
     // Every command reports it, even in formats without diagnostics.
     for args in [
         &["tasks"][..],
+        // With effects it does (every task's).
+        &["tasks", "--effects"],
         &["who-fixes"],
         &["who-fixes", "--format", "compact"],
         &["sysctl"],
     ] {
         let (code, _, stderr) = run("task:Turn swap off", args);
-        if args[0] == "tasks" {
+        if args == ["tasks"] {
             // `tasks` analyses no task: nothing to catch.
             assert_eq!(code, Some(0), "{args:?}\n{stderr}");
             continue;
@@ -490,4 +498,236 @@ fn a_panic_becomes_an_internal_error_and_the_run_goes_on() {
     let (code, _, stderr) = run("", &["check"]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(!stderr.contains("internal error"), "{stderr}");
+}
+
+/// The blocks of `tasks` text output: each task line (by the task's name)
+/// with the lines under it.
+fn task_blocks(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut blocks: Vec<(String, Vec<String>)> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("    ") && !line.starts_with("     ") {
+            blocks.push((line.to_string(), Vec::new()));
+        } else if line.starts_with("        ")
+            && let Some(b) = blocks.last_mut()
+        {
+            b.1.push(line.trim().to_string());
+        } else {
+            // A play or entry line ends the block before it.
+            blocks.push((line.to_string(), Vec::new()));
+        }
+    }
+    blocks
+}
+
+/// The lines under the task named `name`.
+fn under<'b>(blocks: &'b [(String, Vec<String>)], name: &str) -> &'b [String] {
+    &blocks
+        .iter()
+        .find(|(head, _)| head.contains(&format!("] {name}  <")))
+        .unwrap_or_else(|| panic!("task {name} listed: {blocks:#?}"))
+        .1
+}
+
+#[test]
+fn tasks_lists_effects_under_each_task() {
+    let forms = tree("who-fixes/effects-forms");
+    let out = preflint(&["tasks", "--effects", &forms], None);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let blocks = task_blocks(&text);
+    // `reload` defaults to true: set now and at boot, and the file applied.
+    assert_eq!(
+        under(&blocks, "Forward IPv4"),
+        [
+            "sysctl_set net.ipv4.ip_forward=1 file=/etc/sysctl.d/90-k8s.conf [now, boot]  when: true",
+            "sysctl_applied file=/etc/sysctl.d/90-k8s.conf [now]  when: true",
+        ]
+    );
+    // `reload: false`: at boot only, nothing applied.
+    assert_eq!(
+        under(&blocks, "Forward IPv6 at next boot only"),
+        [
+            "sysctl_set net.ipv6.conf.all.forwarding=1 file=/etc/sysctl.d/90-k8s.conf [boot]  when: true"
+        ]
+    );
+    // The floppy line is an fstab edit, not swap.
+    let floppy = under(&blocks, "Remove the floppy from fstab");
+    assert_eq!(
+        floppy,
+        ["file_edited /etc/fstab remove regexp=^/dev/fd0 [now, boot]  when: true"]
+    );
+    assert!(!floppy.iter().any(|l| l.contains("swap_off")));
+    // The unit drop-in loads overlay when containerd starts (a later task
+    // starts it; none enables it).
+    assert!(
+        under(&blocks, "containerd unit drop-in").contains(
+            &"module_loaded overlay file=/etc/systemd/system/containerd.service.d/10-modules.conf [now]  when: true"
+                .to_string()
+        ),
+        "{text}"
+    );
+    // Handlers are listed after their play's tasks with their effects.
+    assert!(text.contains("  handlers of play #1\n"), "{text}");
+    assert_eq!(
+        under(&blocks, "Apply sysctls"),
+        ["sysctl_applied file=/etc/sysctl.d/91-bridge.conf [now]  when: true"]
+    );
+    // Without the flag, the listing has no effect line.
+    let plain = preflint(&["tasks", &forms], None);
+    let plain = String::from_utf8_lossy(&plain.stdout);
+    assert!(
+        !plain.contains("sysctl_set") && !plain.contains("handlers of"),
+        "{plain}"
+    );
+}
+
+#[test]
+fn tasks_effects_per_item_with_when_and_extra_vars() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let write = |rel: &str, text: &str| {
+        let p = tmp.path().join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write("site.yml", "- hosts: all\n  roles: [r]\n");
+    write(
+        "roles/r/tasks/main.yml",
+        "- name: Load modules\n  community.general.modprobe:\n    name: \"{{ item }}\"\n\
+         \x20 loop: [overlay, br_netfilter]\n  when: ansible_os_family == \"Debian\"\n\
+         - name: Say hello\n  ansible.builtin.debug:\n    msg: hello\n\
+         - name: Swap off\n  ansible.builtin.command: swapoff -a\n  when: prep_swap | bool\n\
+         - name: Custom\n  example.custom.thing:\n    x: 1\n  notify: Restart it\n",
+    );
+    let root = tmp.path().display().to_string();
+    let out = preflint(
+        &["tasks", "--effects", "-e", "prep_swap=false", &root],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let blocks = task_blocks(&text);
+    assert_eq!(
+        under(&blocks, "Load modules"),
+        [
+            "when ansible_os_family == \"Debian\"  (Task at roles/r/tasks/main.yml:5)",
+            "item=overlay  module_loaded overlay [now]  when: unknown (ansible_os_family: host fact)",
+            "item=br_netfilter  module_loaded br_netfilter [now]  when: unknown (ansible_os_family: host fact)",
+        ]
+    );
+    // A task with no effect keeps its one line.
+    assert!(under(&blocks, "Say hello").is_empty(), "{text}");
+    assert_eq!(
+        under(&blocks, "Swap off")[1],
+        "swap_off all [now]  when: false"
+    );
+    assert_eq!(
+        under(&blocks, "Custom"),
+        [
+            "(no argument spec known for example.custom.thing: arguments read as written)",
+            "handler_notified \"Restart it\" [now]  when: true",
+        ]
+    );
+    let on = preflint(&["tasks", "--effects", "-e", "prep_swap=true", &root], None);
+    let on = String::from_utf8_lossy(&on.stdout);
+    assert_eq!(
+        under(&task_blocks(&on), "Swap off")[1],
+        "swap_off all [now]  when: true"
+    );
+}
+
+#[test]
+fn tasks_effects_as_json() {
+    let forms = tree("who-fixes/effects-forms");
+    let out = preflint(&["tasks", "--effects", "--format", "json", &forms], None);
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let play = &doc["entries"][0]["plays"][0];
+    let task = |name: &str| {
+        play["tasks"]
+            .as_array()
+            .expect("tasks")
+            .iter()
+            .chain(play["handlers"].as_array().expect("handlers"))
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {play:#}"))
+            .clone()
+    };
+    let floppy = task("Remove the floppy from fstab");
+    let its = floppy["effects"].as_array().expect("effects");
+    assert_eq!(its.len(), 1, "{floppy:#}");
+    assert_eq!(its[0]["item"], serde_json::Value::Null);
+    assert_eq!(its[0]["when"]["holds"], true);
+    let effects = its[0]["effects"].as_array().expect("effects");
+    assert_eq!(effects.len(), 1, "no swap_off: {floppy:#}");
+    assert_eq!(effects[0]["effect"], "file_edited");
+    assert_eq!(effects[0]["path"], "/etc/fstab");
+    assert_eq!(effects[0]["edit"]["remove"], true);
+    assert_eq!(effects[0]["timing"]["boot"], true);
+    let ipv4 = task("Forward IPv4");
+    let set = &ipv4["effects"][0]["effects"][0];
+    assert_eq!(set["effect"], "sysctl_set");
+    assert_eq!(set["key"], "net.ipv4.ip_forward");
+    assert_eq!(
+        set["timing"],
+        serde_json::json!({"now": true, "boot": true})
+    );
+    assert_eq!(
+        task("Apply sysctls")["effects"][0]["effects"][0]["effect"],
+        "sysctl_applied"
+    );
+    // Each task gets its own effects, play after play (handlers too).
+    let mini = preflint(
+        &[
+            "tasks",
+            "--effects",
+            "--format",
+            "json",
+            &tree("mini-kubespray"),
+        ],
+        None,
+    );
+    let mini: serde_json::Value = serde_json::from_slice(&mini.stdout).expect("JSON");
+    let mut sysctl_tasks = 0;
+    for play in mini["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .flat_map(|e| e["plays"].as_array().expect("plays"))
+    {
+        for t in ["tasks", "handlers"]
+            .iter()
+            .flat_map(|k| play[k].as_array().expect("tasks"))
+        {
+            let kinds: Vec<&str> = t["effects"]
+                .as_array()
+                .expect("effects")
+                .iter()
+                .flat_map(|it| it["effects"].as_array().expect("effects"))
+                .map(|e| e["effect"].as_str().expect("kind"))
+                .collect();
+            match t["module"].as_str().expect("module") {
+                "ansible.posix.sysctl" => {
+                    sysctl_tasks += 1;
+                    assert!(kinds.contains(&"sysctl_set"), "{t:#}");
+                }
+                "ansible.builtin.debug"
+                | "ansible.builtin.set_fact"
+                | "ansible.builtin.include_tasks"
+                | "ansible.builtin.group_by"
+                | "ansible.builtin.stat" => assert!(kinds.is_empty(), "{t:#}"),
+                _ => {}
+            }
+        }
+    }
+    assert!(sysctl_tasks >= 3, "{mini:#}");
+    // Without the flag no task has the field.
+    let plain = preflint(&["tasks", "--format", "json", &forms], None);
+    let plain: serde_json::Value = serde_json::from_slice(&plain.stdout).expect("JSON");
+    let plays = plain["entries"][0]["plays"].as_array().expect("plays");
+    assert!(
+        plays
+            .iter()
+            .flat_map(|p| p["tasks"].as_array().into_iter().flatten())
+            .all(|t| t.get("effects").is_none())
+    );
 }

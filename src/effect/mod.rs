@@ -16,6 +16,7 @@
 
 pub mod command;
 mod derive;
+mod display;
 mod file;
 mod firewall;
 mod fstab;
@@ -31,6 +32,7 @@ pub mod units;
 pub mod view;
 
 pub use derive::{derive, may_change_units, may_have_effects};
+pub use display::{shown, shown_raw};
 pub use file::unit_of_file;
 pub use to_sysctl::sysctl_writes;
 pub use view::TaskView;

@@ -1,7 +1,9 @@
-//! `preflint tasks`: the ordered reachable tasks, as text or JSON.
+//! `preflint tasks`: the ordered reachable tasks, as text or JSON, and with
+//! `--effects` the effects of each.
 
-use crate::ansible::project::TaskInstance;
+use crate::ansible::project::{Play, TaskInstance};
 use crate::ansible::task::Condition;
+use crate::reach::IterationEffects;
 use crate::run::Loaded;
 use crate::source::SourceMap;
 use serde::Serialize;
@@ -23,7 +25,7 @@ struct JsonInclude {
 }
 
 #[derive(Serialize)]
-struct JsonTask {
+struct JsonTask<'a> {
     name: Option<String>,
     action: String,
     module: String,
@@ -38,29 +40,32 @@ struct JsonTask {
     tags: Vec<String>,
     include: Option<JsonInclude>,
     when: Vec<JsonCondition>,
+    /// Only with `--effects`: the listing stays as it was without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effects: Option<&'a [IterationEffects]>,
 }
 
 #[derive(Serialize)]
-struct JsonPlay {
+struct JsonPlay<'a> {
     name: Option<String>,
     hosts: String,
     file: String,
     line: u32,
-    tasks: Vec<JsonTask>,
-    handlers: Vec<JsonTask>,
+    tasks: Vec<JsonTask<'a>>,
+    handlers: Vec<JsonTask<'a>>,
 }
 
 #[derive(Serialize)]
-struct JsonEntry {
+struct JsonEntry<'a> {
     playbook: String,
-    plays: Vec<JsonPlay>,
+    plays: Vec<JsonPlay<'a>>,
 }
 
 #[derive(Serialize)]
 struct JsonOut<'a> {
     project: &'a str,
     stats: &'a crate::ansible::project::Stats,
-    entries: Vec<JsonEntry>,
+    entries: Vec<JsonEntry<'a>>,
     unresolved: &'a [crate::ansible::project::Unresolved],
     diagnostics: &'a [crate::diagnostic::LocatedDiagnostic],
 }
@@ -74,7 +79,11 @@ fn cond(sources: &SourceMap, c: &Condition) -> JsonCondition {
     }
 }
 
-fn task(sources: &SourceMap, t: &TaskInstance) -> JsonTask {
+fn task<'a>(
+    sources: &SourceMap,
+    t: &TaskInstance,
+    effects: Option<&'a [IterationEffects]>,
+) -> JsonTask<'a> {
     JsonTask {
         name: t.task.name.clone(),
         action: t.task.action.clone(),
@@ -99,13 +108,48 @@ fn task(sources: &SourceMap, t: &TaskInstance) -> JsonTask {
                 resolved: t.include_resolved.unwrap_or(false),
             }),
         when: t.conditions.iter().map(|c| cond(sources, c)).collect(),
+        effects,
     }
+}
+
+/// The effects of every reached task, by its index in run order (see
+/// [`crate::reach::Scope::reached`]: each play's tasks, then its
+/// handlers, play after play, entry after entry).
+#[derive(Clone, Copy)]
+pub struct Effects<'a> {
+    pub by_task: &'a [Vec<IterationEffects>],
+}
+
+impl<'a> Effects<'a> {
+    /// The effects of a play's tasks and of its handlers, given the index
+    /// of its first task in run order.
+    fn of_play(
+        self,
+        first: usize,
+        p: &Play,
+    ) -> (&'a [Vec<IterationEffects>], &'a [Vec<IterationEffects>]) {
+        let tasks = self.by_task.get(first..).unwrap_or_default();
+        let (tasks, rest) = tasks.split_at(p.tasks.len().min(tasks.len()));
+        (tasks, rest.get(..p.handlers.len()).unwrap_or(rest))
+    }
+}
+
+/// The effects of the `i`th task of `list`, when effects are listed.
+fn at(list: Option<&[Vec<IterationEffects>]>, i: usize) -> Option<&[IterationEffects]> {
+    list.map(|l| l.get(i).map_or(&[][..], Vec::as_slice))
 }
 
 /// The whole listing as pretty JSON.
 #[must_use]
 pub fn json(l: &Loaded) -> String {
+    json_with(l, None)
+}
+
+/// The whole listing as pretty JSON, each task with its effects when given.
+#[must_use]
+pub fn json_with(l: &Loaded, effects: Option<Effects<'_>>) -> String {
     let s = &l.sources;
+    let mut first = 0;
     let entries = l
         .project
         .entries
@@ -115,13 +159,27 @@ pub fn json(l: &Loaded) -> String {
             plays: e
                 .plays
                 .iter()
-                .map(|p| JsonPlay {
-                    name: p.name.clone(),
-                    hosts: p.hosts.clone(),
-                    file: s.display(p.span.file),
-                    line: p.span.line,
-                    tasks: p.tasks.iter().map(|t| task(s, t)).collect(),
-                    handlers: p.handlers.iter().map(|t| task(s, t)).collect(),
+                .map(|p| {
+                    let of_play = effects.map(|fx| fx.of_play(first, p));
+                    first += p.tasks.len() + p.handlers.len();
+                    JsonPlay {
+                        name: p.name.clone(),
+                        hosts: p.hosts.clone(),
+                        file: s.display(p.span.file),
+                        line: p.span.line,
+                        tasks: p
+                            .tasks
+                            .iter()
+                            .enumerate()
+                            .map(|(i, t)| task(s, t, at(of_play.map(|o| o.0), i)))
+                            .collect(),
+                        handlers: p
+                            .handlers
+                            .iter()
+                            .enumerate()
+                            .map(|(i, t)| task(s, t, at(of_play.map(|o| o.1), i)))
+                            .collect(),
+                    }
                 })
                 .collect(),
         })
@@ -142,19 +200,22 @@ pub fn json(l: &Loaded) -> String {
 /// The listing for terminals.
 #[must_use]
 pub fn human(l: &Loaded) -> String {
-    human_pieces(l).concat()
+    human_pieces(l, None).concat()
 }
 
-/// The listing for terminals in pieces, to be written in order. A large
-/// tree lists tens of thousands of tasks: their lines are formatted in
-/// parallel, a chunk of tasks per piece, and never copied into one text.
+/// The listing for terminals in pieces, to be written in order; with
+/// `effects`, each task's effects under it and each play's handlers after
+/// its tasks. A large tree lists tens of thousands of tasks: their lines
+/// are formatted in parallel, a chunk of tasks per piece, and never copied
+/// into one text.
 #[must_use]
-pub fn human_pieces(l: &Loaded) -> Vec<String> {
+pub fn human_pieces(l: &Loaded, effects: Option<Effects<'_>>) -> Vec<String> {
     use rayon::prelude::*;
     /// Tasks per piece: enough to amortize a piece, small enough to spread.
     const CHUNK: usize = 512;
     let s = &l.sources;
     let mut pieces: Vec<String> = Vec::new();
+    let mut first = 0;
     for e in &l.project.entries {
         let mut head = String::new();
         let _ = writeln!(head, "{}", e.name);
@@ -171,7 +232,23 @@ pub fn human_pieces(l: &Loaded) -> Vec<String> {
                 p.span.line
             );
             pieces.push(std::mem::take(&mut head));
-            pieces.par_extend(p.tasks.par_chunks(CHUNK).map(|c| task_lines(s, c)));
+            let Some(fx) = effects else {
+                pieces.par_extend(p.tasks.par_chunks(CHUNK).map(|c| task_lines(s, c, &[])));
+                continue;
+            };
+            let (tasks, handlers) = fx.of_play(first, p);
+            first += p.tasks.len() + p.handlers.len();
+            pieces.par_extend(
+                p.tasks
+                    .par_chunks(CHUNK)
+                    .enumerate()
+                    .map(|(i, c)| task_lines(s, c, tasks.get(i * CHUNK..).unwrap_or_default())),
+            );
+            if !p.handlers.is_empty() {
+                let _ = writeln!(head, "  handlers of play #{}", i + 1);
+                pieces.push(std::mem::take(&mut head));
+                pieces.push(task_lines(s, &p.handlers, handlers));
+            }
         }
         pieces.push(head);
     }
@@ -219,10 +296,12 @@ pub fn human_pieces(l: &Loaded) -> Vec<String> {
     pieces
 }
 
-/// The lines of consecutive tasks of a play: each task, then its conditions.
-fn task_lines(s: &SourceMap, tasks: &[TaskInstance]) -> String {
+/// The lines of consecutive tasks of a play: each task, then its
+/// conditions, then its effects (`effects[i]` of `tasks[i]`; none past the
+/// end).
+fn task_lines(s: &SourceMap, tasks: &[TaskInstance], effects: &[Vec<IterationEffects>]) -> String {
     let mut out = String::with_capacity(tasks.len() * 160);
-    for t in tasks {
+    for (k, t) in tasks.iter().enumerate() {
         let _ = write!(
             out,
             "    {}:{}  ",
@@ -255,6 +334,41 @@ fn task_lines(s: &SourceMap, tasks: &[TaskInstance]) -> String {
                 c.span.line
             );
         }
+        if let Some(listed) = effects.get(k) {
+            effect_lines(&mut out, t, listed);
+        }
     }
     out
+}
+
+/// A task's effects, one line each: the item of a looping task, the
+/// effect, the status of the iteration's conditions.
+fn effect_lines(out: &mut String, t: &TaskInstance, listed: &[IterationEffects]) {
+    if listed.is_empty() {
+        return;
+    }
+    let module = &t.task.module;
+    if !crate::ansible::module_args::has_spec(module)
+        && !crate::ansible::modules::takes_raw_params(module)
+    {
+        let _ = writeln!(
+            out,
+            "        (no argument spec known for {module}: arguments read as written)"
+        );
+    }
+    for it in listed {
+        // A string item as one word; a mapping or list as compact JSON.
+        let item = it.item.as_ref().map(|v| match v {
+            serde_json::Value::String(s) => format!("item={}  ", crate::effect::shown(s)),
+            other => format!("item={}  ", crate::effect::shown_raw(&other.to_string())),
+        });
+        for e in &it.effects {
+            let _ = writeln!(
+                out,
+                "        {}{e}  when: {}",
+                item.as_deref().unwrap_or_default(),
+                it.when
+            );
+        }
+    }
 }

@@ -8,6 +8,7 @@
 //! sysctl simulator and the rules read it.
 
 mod iteration;
+mod listing;
 mod per_task;
 mod view;
 mod when;
@@ -15,9 +16,13 @@ mod when;
 pub use iteration::{
     Facts, Iteration, Iterations, arg_text, command_text, json_text, loop_items, read_role_file,
 };
+pub use listing::{IterationEffects, effects_by_task};
 pub use per_task::{internal_errors, per_task, per_task_from_end};
 pub use view::IterView;
-pub use when::{CondEvidence, VarEvidence, When, conditions_hold, var_evidence, why_label};
+pub use when::{
+    CondEvidence, UnknownVar, VarEvidence, When, WhenStatus, conditions_hold, var_evidence,
+    why_label,
+};
 
 use crate::ansible::project::{Play, Project, TaskInstance};
 use crate::vars::{DefIndex, ExtraVars, IndexKey, PlayVars, RunShared, TaskVars};

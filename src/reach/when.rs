@@ -25,6 +25,49 @@ pub struct When {
     /// Names known only at run time (facts, registered results) the
     /// conditions depend on.
     pub runtime: Vec<String>,
+    /// Every name an unknown condition depends on, with why it is unknown
+    /// (see [`why_label`]), sorted.
+    pub unknown: Vec<UnknownVar>,
+}
+
+/// A name a condition depends on whose value is not known statically.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct UnknownVar {
+    pub name: String,
+    /// Why it is unknown: `host fact`, `registered result`, `not set`...
+    pub why: &'static str,
+}
+
+/// A condition chain's status as listings show it: whether it holds, and
+/// when that is unknown, what it depends on.
+#[derive(Debug, Clone, Serialize)]
+pub struct WhenStatus {
+    /// `true`, `false`, or `null` when unknown.
+    pub holds: Option<bool>,
+    /// What an unknown status depends on; empty otherwise.
+    pub unknown: Vec<UnknownVar>,
+}
+
+impl std::fmt::Display for WhenStatus {
+    /// `true`, `false`, or `unknown (ansible_os_family: host fact)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.holds {
+            Some(true) => f.write_str("true"),
+            Some(false) => f.write_str("false"),
+            None => {
+                f.write_str("unknown")?;
+                for (i, u) in self.unknown.iter().enumerate() {
+                    let sep = if i == 0 { " (" } else { ", " };
+                    write!(f, "{sep}{}: {}", u.name, u.why)?;
+                }
+                if self.unknown.is_empty() {
+                    Ok(())
+                } else {
+                    f.write_str(")")
+                }
+            }
+        }
+    }
 }
 
 impl When {
@@ -44,6 +87,20 @@ impl When {
             None
         } else {
             Some(true)
+        }
+    }
+
+    /// Its status for listings (see [`WhenStatus`]).
+    #[must_use]
+    pub fn status(&self) -> WhenStatus {
+        let holds = self.holds();
+        WhenStatus {
+            holds,
+            unknown: if holds.is_none() {
+                self.unknown.clone()
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -120,6 +177,7 @@ pub(super) fn eval_conditions(sources: &SourceMap, inst: &TaskInstance, tv: &Tas
     let mut turn_on = BTreeSet::new();
     let mut runtime = BTreeSet::new();
     let mut needs_operator = false;
+    let mut unknown = BTreeSet::new();
     for c in inst.conditions.iter() {
         let result = jinja::eval_condition(&c.expr, tv);
         let names = jinja::referenced_variables(&c.expr);
@@ -134,6 +192,10 @@ pub(super) fn eval_conditions(sources: &SourceMap, inst: &TaskInstance, tv: &Tas
             }
             Tri::Unknown(us) => {
                 for u in us {
+                    unknown.insert(UnknownVar {
+                        name: u.var.clone(),
+                        why: why_label(&u.why),
+                    });
                     match u.why {
                         UnknownWhy::Fact
                         | UnknownWhy::Registered
@@ -171,6 +233,7 @@ pub(super) fn eval_conditions(sources: &SourceMap, inst: &TaskInstance, tv: &Tas
         evidence,
         turn_on: turn_on.into_iter().collect(),
         runtime: runtime.into_iter().collect(),
+        unknown: unknown.into_iter().collect(),
     }
 }
 
@@ -187,4 +250,34 @@ pub fn conditions_hold(r: &super::Reach<'_>, tv: &TaskVars<'_>) -> Option<bool> 
         }
     }
     if unknown { None } else { Some(true) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{UnknownVar, WhenStatus};
+
+    #[test]
+    fn status_says_what_an_unknown_depends_on() {
+        let status = |holds, unknown: &[(&str, &'static str)]| WhenStatus {
+            holds,
+            unknown: unknown
+                .iter()
+                .map(|&(name, why)| UnknownVar {
+                    name: name.to_string(),
+                    why,
+                })
+                .collect(),
+        };
+        assert_eq!(status(Some(true), &[]).to_string(), "true");
+        assert_eq!(status(Some(false), &[]).to_string(), "false");
+        assert_eq!(
+            status(
+                None,
+                &[("ansible_os_family", "host fact"), ("kube_swap", "not set")]
+            )
+            .to_string(),
+            "unknown (ansible_os_family: host fact, kube_swap: not set)"
+        );
+        assert_eq!(status(None, &[]).to_string(), "unknown");
+    }
 }
