@@ -4,6 +4,7 @@
 //! Tasks whose conditions are known to be false are left out; tasks with
 //! unknown conditions are kept and marked.
 
+use crate::effect::Kind;
 use crate::reach::{Facts, Scope, conditions_hold};
 use crate::source::SourceMap;
 use crate::sysctl::{Evidence, Write};
@@ -38,7 +39,17 @@ fn task_found<'s>(scope: &'s Scope<'_>, facts: &Facts<'s>, sources: &SourceMap) 
     let mut out = Vec::new();
     let r = &facts.reach;
     let t = &r.inst.task;
-    if r.inst.duplicate || !crate::effect::may_have_effects(&t.module, !t.notify.is_empty()) {
+    // The effects `effect::sysctl_writes` reads.
+    const SYSCTL: &[Kind] = &[
+        Kind::SysctlSet,
+        Kind::SysctlRemoved,
+        Kind::SysctlApplied,
+        Kind::FileWritten,
+        Kind::FileRemoved,
+        Kind::Linked,
+        Kind::Service,
+    ];
+    if r.inst.duplicate || !crate::effect::may_have(&t.module, !t.notify.is_empty(), SYSCTL) {
         return out;
     }
     for it in facts.iterations(scope).iter() {

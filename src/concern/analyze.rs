@@ -266,10 +266,17 @@ fn units<'s>(scope: &'s Scope<'_>, reached: &[Facts<'s>]) -> Units {
             }
             let mut units = Units::default();
             for it in facts.iterations(scope).iter() {
-                if crate::reach::conditions_hold(r, &it.tv) == Some(false) {
+                let effects = it.effects(r.inst);
+                // Conditions cost a render: evaluated only for tasks that
+                // change a unit.
+                if !effects
+                    .iter()
+                    .any(|e| matches!(e.kind, crate::effect::EffectKind::Service { .. }))
+                    || crate::reach::conditions_hold(r, &it.tv) == Some(false)
+                {
                     continue;
                 }
-                for e in it.effects(r.inst) {
+                for e in effects {
                     units.note(e);
                 }
             }
@@ -328,9 +335,8 @@ fn match_tasks<'s>(
         }
         let key = (t.module.as_str(), !t.notify.is_empty());
         admitted.entry(key).or_insert_with(|| {
-            let effects = crate::effect::may_have_effects(key.0, key.1);
             (0..slots.len())
-                .filter(|&si| slots[si].4.iter().any(|p| admits(p, key.0, effects)))
+                .filter(|&si| slots[si].4.iter().any(|p| admits(p, key.0, key.1)))
                 .collect()
         });
     }
@@ -789,10 +795,10 @@ mod tests {
             .flat_map(|p| p.fix.iter().chain(&p.check))
             .collect();
         assert!(!patterns.is_empty());
-        let effects = |m: &str| crate::effect::may_have_effects(m, false);
+
         for p in &patterns {
             for m in ["ansible.builtin.debug", "ansible.builtin.set_fact"] {
-                assert!(!admits(p, m, effects(m)), "{m}");
+                assert!(!admits(p, m, false), "{m}");
             }
         }
         for m in [
@@ -801,7 +807,7 @@ mod tests {
             "ansible.posix.sysctl",
             "ansible.builtin.command",
         ] {
-            assert!(patterns.iter().any(|p| admits(p, m, effects(m))), "{m}");
+            assert!(patterns.iter().any(|p| admits(p, m, false)), "{m}");
         }
     }
 

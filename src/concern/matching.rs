@@ -14,11 +14,13 @@ fn bool_canon(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Whether `p` may match a task of `module`: its module list admits it and
-/// the task can have effects at all.
+/// Whether `p` may match a task of `module` (that notifies handlers or
+/// not): its module list admits it and the task can have an effect of one
+/// of its kinds.
 #[must_use]
-pub fn admits(p: &Pattern, module: &str, has_effects: bool) -> bool {
-    has_effects && (p.modules.is_empty() || p.modules.iter().any(|m| m == module))
+pub fn admits(p: &Pattern, module: &str, notifies: bool) -> bool {
+    (p.modules.is_empty() || p.modules.iter().any(|m| m == module))
+        && crate::effect::may_have(module, notifies, &p.kinds)
 }
 
 /// Whether effect `e` of a task of `module` matches `p`; `view` renders a

@@ -3,6 +3,7 @@
 //! mean to the node (a sysctl file, a `modules-load.d` entry, an fstab
 //! edit, a unit file).
 
+use super::Kind;
 use super::{
     Effect, EffectKind, TaskView, command, file, firewall, fstab, kmod, package, probe, service,
     sysctl,
@@ -80,6 +81,54 @@ pub(super) fn family(module: &str) -> Option<Family> {
 #[must_use]
 pub fn may_have_effects(module: &str, notifies: bool) -> bool {
     notifies || family(module).is_some()
+}
+
+/// The effect kinds tasks of `module` can have (besides the handler
+/// notification every task with `notify` has): what the family reads, and
+/// what the files it may write mean to the node.
+#[must_use]
+pub fn kinds_of(module: &str) -> &'static [Kind] {
+    use Kind as K;
+    // What a written or edited file may mean (see `file::meaning`).
+    const FILE: &[Kind] = &[
+        K::FileWritten,
+        K::FileEdited,
+        K::FileRemoved,
+        K::Linked,
+        K::SysctlSet,
+        K::SysctlRemoved,
+        K::ModuleLoaded,
+        K::ModuleBlocked,
+        K::SwapOff,
+    ];
+    match family(module) {
+        None => &[],
+        Some(Family::Sysctl) => &[K::SysctlSet, K::SysctlRemoved, K::SysctlApplied],
+        Some(Family::File) => FILE,
+        Some(Family::Modprobe) => &[
+            K::ModuleLoaded,
+            K::FileWritten,
+            K::FileEdited,
+            K::FileRemoved,
+        ],
+        Some(Family::Mount) => &[K::SwapOff, K::FileEdited],
+        Some(Family::Service) => &[K::Service, K::SwapOff, K::Firewall],
+        Some(Family::Package) => &[K::Package, K::SwapOff],
+        Some(Family::Firewall) => &[K::Firewall],
+        Some(Family::Hostname) => &[K::Hostname],
+        Some(Family::Check) => &[K::Check],
+        Some(Family::Meta) => &[K::HandlersFlushed],
+        // A command line may do anything.
+        Some(Family::Command) => &Kind::ALL,
+    }
+}
+
+/// Whether a task of `module` (that notifies handlers or not) can have an
+/// effect of one of `kinds`: a task that cannot is never rendered for them.
+#[must_use]
+pub fn may_have(module: &str, notifies: bool, kinds: &[Kind]) -> bool {
+    (notifies && kinds.contains(&Kind::HandlerNotified))
+        || kinds_of(module).iter().any(|k| kinds.contains(k))
 }
 
 /// Whether tasks of `module` may start or enable units (see

@@ -17,8 +17,18 @@ pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
         "copy" | "template" | "get_url" => {
             let Some(dest) = arg("dest") else { return };
             let content = match short {
-                "copy" => match (view.arg("content"), view.arg("src")) {
-                    (Some(c), _) => Content::new(Arc::from(c), Known::Known, false),
+                // `content` as written, rendered only when someone reads it
+                // (most written files are never looked into).
+                "copy" => match (view.arg_raw("content"), view.arg("src")) {
+                    (Some(c), _) => {
+                        let template = crate::ansible::project::is_templated(&c);
+                        let known = if template {
+                            Known::Partly
+                        } else {
+                            Known::Known
+                        };
+                        Content::new(Arc::from(c), known, template)
+                    }
                     (None, Some(src)) => role_file(view, "files", src, false),
                     (None, None) => Content::new(Arc::from(""), Known::Unknown, false),
                 },
@@ -64,8 +74,14 @@ pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
             ));
         }
         "file" => {
+            // Most `file` tasks make directories: the state first, so their
+            // paths are not rendered for nothing.
+            let state = view.arg("state");
+            if !matches!(state, Some("absent" | "link")) {
+                return;
+            }
             let Some(path) = path() else { return };
-            match view.arg("state") {
+            match state {
                 Some("absent") => {
                     out.push(Effect::new(EffectKind::FileRemoved { path }, Timing::BOTH));
                 }
@@ -119,7 +135,10 @@ pub(super) fn meaning(view: &dyn TaskView, e: &Effect, out: &mut Vec<Effect>) {
                         Timing::BOOT,
                     ));
                 }
-            } else if let Some(names) = modules_load(path, content.text(view)) {
+            } else if let Some(names) = is_modules_load(path)
+                .then(|| modules_load(path, content.text(view)))
+                .flatten()
+            {
                 for name in names {
                     out.push(Effect::new(
                         EffectKind::ModuleLoaded {
@@ -129,7 +148,13 @@ pub(super) fn meaning(view: &dyn TaskView, e: &Effect, out: &mut Vec<Effect>) {
                         Timing::BOOT,
                     ));
                 }
-            } else {
+            } else if in_modprobe_d(path)
+                || fstab::may_mean_swap(path)
+                // A unit's start commands are read only when it names
+                // modprobe: rendering every unit template costs more than
+                // the rare unit that computes the command.
+                || (unit_of_file(path).is_some() && content.raw.contains("modprobe"))
+            {
                 let text = content.text(view);
                 modules_blocked_or_started(path, text, out);
                 if let Some(how) = fstab::written(path, content, text) {
@@ -241,11 +266,16 @@ const NO_OP_COMMANDS: [&str; 4] = ["/bin/true", "/bin/false", "/usr/bin/true", "
 /// The module names a `modprobe.d` file keeps from loading, when `path` is
 /// such a file: `blacklist NAME` (no loading by alias: udev, a device) and
 /// `install NAME /bin/true` or `/bin/false` (no loading at all).
-fn modprobe_blocks(path: &str, text: &str) -> Option<Vec<String>> {
-    if !MODPROBE_DIRS.iter().any(|d| {
+/// Whether `path` is a `modprobe.d` configuration file.
+fn in_modprobe_d(path: &str) -> bool {
+    MODPROBE_DIRS.iter().any(|d| {
         path.strip_prefix(d)
             .is_some_and(|n| n.ends_with(".conf") && !n.contains('/'))
-    }) {
+    })
+}
+
+fn modprobe_blocks(path: &str, text: &str) -> Option<Vec<String>> {
+    if !in_modprobe_d(path) {
         return None;
     }
     Some(
@@ -359,14 +389,19 @@ const MODULES_LOAD_DIRS: [&str; 4] = [
     "/lib/modules-load.d/",
 ];
 
+/// Whether `path` is read by `systemd-modules-load` (or is `/etc/modules`).
+fn is_modules_load(path: &str) -> bool {
+    path == "/etc/modules"
+        || MODULES_LOAD_DIRS.iter().any(|d| {
+            path.strip_prefix(d)
+                .is_some_and(|n| n.ends_with(".conf") && !n.contains('/'))
+        })
+}
+
 /// The module names a file loads at boot, when `path` is such a file: one
 /// name a line, `#` and `;` start comments.
 fn modules_load(path: &str, text: &str) -> Option<Vec<String>> {
-    let in_dir = MODULES_LOAD_DIRS.iter().any(|d| {
-        path.strip_prefix(d)
-            .is_some_and(|n| n.ends_with(".conf") && !n.contains('/'))
-    });
-    if !in_dir && path != "/etc/modules" {
+    if !is_modules_load(path) {
         return None;
     }
     Some(

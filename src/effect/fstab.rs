@@ -236,6 +236,11 @@ const ZRAM_CONFIGS: [&str; 5] = [
     "/usr/local/lib/systemd/zram-generator.conf",
 ];
 
+/// Whether writing `path` may keep swap off at boot (see [`written`]).
+pub(super) fn may_mean_swap(path: &str) -> bool {
+    path == FSTAB || ZRAM_CONFIGS[..2].contains(&path)
+}
+
 /// Whether masking `unit` keeps swap off at boot: `swap.target`, which
 /// every swap unit is ordered before and wanted by, or one swap unit
 /// (`dev-sda2.swap`, `swapfile.swap`, `dev-zram0.swap`).

@@ -31,7 +31,7 @@ mod to_sysctl;
 pub mod units;
 pub mod view;
 
-pub use derive::{derive, may_change_units, may_have_effects};
+pub use derive::{derive, kinds_of, may_change_units, may_have, may_have_effects};
 pub use display::{shown, shown_raw};
 pub use file::unit_of_file;
 pub use to_sysctl::sysctl_writes;

@@ -18,6 +18,12 @@ pub trait TaskView {
     /// An argument's value after rendering, as JSON (lists stay lists).
     fn arg_value(&self, key: &str) -> Option<serde_json::Value>;
 
+    /// An argument's text as written, before rendering (a scalar; `None`
+    /// for a mapping or a list): for what is rendered only on request.
+    fn arg_raw(&self, key: &str) -> Option<String> {
+        self.arg(key).map(str::to_string)
+    }
+
     /// The command line of `command`/`shell`/`raw` tasks (free form,
     /// `cmd`, or `argv` joined).
     fn command(&self) -> Option<&str>;

@@ -39,6 +39,10 @@ impl crate::effect::TaskView for IterView<'_, '_> {
         }
     }
 
+    fn arg_raw(&self, key: &str) -> Option<String> {
+        self.inst.task.arg(key)?.scalar_text()
+    }
+
     fn command(&self) -> Option<&str> {
         self.it.command(self.inst)
     }

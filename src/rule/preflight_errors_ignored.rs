@@ -4,7 +4,7 @@
 use super::Context;
 use super::{Finding, Rule, RuleMeta, finding};
 use crate::diagnostic::Severity;
-use crate::effect::EffectKind;
+use crate::effect::{EffectKind, Kind};
 use crate::jinja::{self, Rendered};
 use crate::text_regex::TextRegex;
 use crate::vars::TaskVars;
@@ -134,7 +134,8 @@ fn task_findings<'s>(
     let mut out = Vec::new();
     let r = &facts.reach;
     let t = &r.inst.task;
-    if !crate::effect::may_have_effects(&t.module, !t.notify.is_empty()) {
+    let read = [Kind::FileWritten, Kind::Command, Kind::Kubeadm];
+    if !crate::effect::may_have(&t.module, !t.notify.is_empty(), &read) {
         return out;
     }
     let iters = facts.iterations(cx.scope);
