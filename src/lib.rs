@@ -20,6 +20,7 @@ pub mod glob;
 pub mod internal_error;
 pub mod jinja;
 pub mod load;
+pub mod loaded;
 pub mod output;
 pub mod progress;
 pub mod reach;

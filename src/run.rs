@@ -1,7 +1,9 @@
 //! The pipeline, visible in one place:
 //! discover -> parse (parallel) -> model -> (analyze) -> sort -> emit.
 
-use crate::ansible::project::{self, BuildOptions, Project};
+pub use crate::loaded::{Build, CheckRun, Loaded};
+
+use crate::ansible::project::{self, BuildOptions};
 use crate::config::{Config, RuleLevel};
 use crate::diagnostic::{Diagnostic, LocatedDiagnostic, Severity};
 use crate::discover::{self, Excludes};
@@ -90,45 +92,6 @@ fn config_for(common: &LoadSettings, explicit: Option<&Path>) -> Result<Config, 
         .collect();
     Config::load(&root, explicit, &ids)
         .map_err(|errs| format!("invalid configuration:\n  {}", errs.join("\n  ")))
-}
-
-/// A model of the tree plus every diagnostic found while reading it.
-pub struct Loaded {
-    pub project: Project,
-    pub inventory: Option<crate::ansible::inventory::Inventory>,
-    pub extra: crate::vars::ExtraVars,
-    pub sources: Arc<SourceMap>,
-    pub diagnostics: Vec<LocatedDiagnostic>,
-    /// What built the model (every parsed file, the include resolver's
-    /// indexes): garbage once it is built, freed by [`Loaded::take_build`]'s
-    /// caller (dropped with the rest otherwise).
-    build: Option<Build>,
-}
-
-/// What built a model: garbage once it is built.
-pub struct Build {
-    loader: Loader,
-    resolver: crate::vars::VarsResolver,
-}
-
-impl Build {
-    /// Frees it on the worker threads, a share each, so what runs next
-    /// reuses the memory (on kubespray, freeing it on the main thread took
-    /// ~2 ms of the critical path; keeping it to the end, ~4 MB more
-    /// resident).
-    pub fn free(self) {
-        rayon::join(
-            || self.loader.free_in_parallel(),
-            || self.resolver.free_in_parallel(),
-        );
-    }
-}
-
-impl Loaded {
-    /// What built the model, to be freed (once).
-    pub fn take_build(&mut self) -> Option<Build> {
-        self.build.take()
-    }
 }
 
 /// discover -> parse -> model.
@@ -424,13 +387,6 @@ fn baseline(opts: &SysctlOptions, config: &Config) -> Result<crate::sysctl::Base
         return Ok(crate::sysctl::Baseline::empty());
     }
     crate::sysctl::Baseline::from_catalog(&profiles).map_err(|e| format!("--distro: {e}"))
-}
-
-/// Everything `check` computes, for the command and for tests.
-pub struct CheckRun {
-    pub loaded: Loaded,
-    pub findings: Vec<crate::rule::Finding>,
-    pub fail_level: Severity,
 }
 
 /// discover -> parse -> model -> analyze -> rules -> suppress -> sort.

@@ -9,8 +9,6 @@
 use crate::diagnostic::Severity;
 use std::path::PathBuf;
 
-pub use crate::output::findings::Format as CheckFormat;
-
 /// Everything a run needs: what to do, and how to talk while doing it.
 #[derive(Debug)]
 pub struct Settings {
@@ -191,4 +189,52 @@ pub struct SysctlSettings {
     pub common: LoadSettings,
     pub sysctl: SysctlOptions,
     pub format: TasksFormat,
+}
+
+/// An output format of `preflint check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CheckFormat {
+    /// miette diagnostics with source snippets, then a summary line.
+    Human,
+    /// preflint's own JSON: version, findings, summary.
+    Json,
+    /// SARIF 2.1.0 (GitHub code scanning and other SARIF viewers).
+    Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+    /// GitLab code quality report (a Code Climate issue array).
+    Codeclimate,
+    /// `JUnit` XML (GitLab test reports, Jenkins).
+    Junit,
+}
+
+impl CheckFormat {
+    /// Every format, in the order the CLI lists them.
+    pub const ALL: [CheckFormat; 6] = [
+        CheckFormat::Human,
+        CheckFormat::Json,
+        CheckFormat::Sarif,
+        CheckFormat::Github,
+        CheckFormat::Codeclimate,
+        CheckFormat::Junit,
+    ];
+
+    /// The name used on the command line (`--format NAME`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckFormat::Human => "human",
+            CheckFormat::Json => "json",
+            CheckFormat::Sarif => "sarif",
+            CheckFormat::Github => "github",
+            CheckFormat::Codeclimate => "codeclimate",
+            CheckFormat::Junit => "junit",
+        }
+    }
+
+    /// The format named `name` (as printed by [`CheckFormat::name`]).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<CheckFormat> {
+        CheckFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
 }

@@ -1,7 +1,7 @@
 //! `preflint check`: hands a finished run to the format emitters.
 
+use crate::loaded::CheckRun;
 use crate::output::findings::{Format, Report, render as render_format};
-use crate::run::CheckRun;
 use crate::settings::Ui;
 
 /// Renders a run in the chosen format, coloured when `ui` says so.

@@ -3,8 +3,8 @@
 
 use crate::ansible::project::{Play, TaskInstance};
 use crate::ansible::task::Condition;
+use crate::loaded::Loaded;
 use crate::reach::IterationEffects;
-use crate::run::Loaded;
 use crate::source::SourceMap;
 use serde::Serialize;
 use std::fmt::Write;

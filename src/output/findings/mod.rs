@@ -39,53 +39,7 @@ pub struct Report<'a> {
     pub color: bool,
 }
 
-/// An output format of `preflint check`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// miette diagnostics with source snippets, then a summary line.
-    Human,
-    /// preflint's own JSON: version, findings, summary.
-    Json,
-    /// SARIF 2.1.0 (GitHub code scanning and other SARIF viewers).
-    Sarif,
-    /// GitHub Actions workflow commands (annotations).
-    Github,
-    /// GitLab code quality report (a Code Climate issue array).
-    Codeclimate,
-    /// `JUnit` XML (GitLab test reports, Jenkins).
-    Junit,
-}
-
-impl Format {
-    /// Every format, in the order the CLI lists them.
-    pub const ALL: [Format; 6] = [
-        Format::Human,
-        Format::Json,
-        Format::Sarif,
-        Format::Github,
-        Format::Codeclimate,
-        Format::Junit,
-    ];
-
-    /// The name used on the command line (`--format NAME`).
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Human => "human",
-            Format::Json => "json",
-            Format::Sarif => "sarif",
-            Format::Github => "github",
-            Format::Codeclimate => "codeclimate",
-            Format::Junit => "junit",
-        }
-    }
-
-    /// The format named `name` (as printed by [`Format::name`]).
-    #[must_use]
-    pub fn from_name(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == name)
-    }
-}
+pub use crate::settings::CheckFormat as Format;
 
 /// The whole output of a run in `format`, ending with a newline.
 ///
