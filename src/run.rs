@@ -164,8 +164,7 @@ pub fn load(common: &LoadSettings, config: &Config) -> Result<Loaded, String> {
         .collect();
     // Which files are read is settled before any is: the parse and the
     // model then run side by side, the model reading each file it reaches
-    // first itself (on kubespray the model took ~14 ms after a ~17 ms
-    // parse at 2 threads; together they share both threads).
+    // first itself: one after the other, each would leave a thread idle.
     let plan = loader.plan(&yaml_paths, true);
     crate::progress::phase("plan");
     let mut extra = crate::vars::ExtraVars {
@@ -352,8 +351,8 @@ fn catalog(extra: Option<&Path>) -> Result<Vec<crate::concern::catalog::Concern>
 }
 
 /// Plays and their variables, indexed once for analysis, while what built
-/// the model is freed (kubespray's whole tree: ~1.5 ms of freeing at 2
-/// threads, beside ~1.5 ms of indexing, partly serial).
+/// the model is freed: the indexing is partly serial, so the freeing takes
+/// the other thread.
 fn scope(loaded: &Loaded, build: Option<Build>) -> crate::reach::Scope<'_> {
     let (scope, ()) = rayon::join(
         || crate::reach::Scope::new(&loaded.project, &loaded.extra, loaded.inventory.as_ref()),
@@ -417,8 +416,8 @@ fn release<T>(x: T, frees: Frees) {
 
 fn check_run_with(args: &CheckSettings, frees: Frees) -> Result<CheckRun, String> {
     let config = config_for(&args.common, args.config.as_deref())?;
-    // The rule data (~1 ms on kubespray: the catalog, the sysctl baseline,
-    // what kubeadm requires) is read beside the walk, one worker's share.
+    // The rule data (the catalog, the sysctl baseline, what kubeadm
+    // requires) is read beside the walk, one worker's share.
     let (rule_data, loaded) = rayon::join(
         || -> Result<_, String> {
             Ok((
