@@ -263,17 +263,23 @@ const MODPROBE_DIRS: [&str; 4] = [
 /// inserted, `modprobe NAME` runs a command that does nothing.
 const NO_OP_COMMANDS: [&str; 4] = ["/bin/true", "/bin/false", "/usr/bin/true", "/usr/bin/false"];
 
-/// The module names a `modprobe.d` file keeps from loading, when `path` is
-/// such a file: `blacklist NAME` (no loading by alias: udev, a device) and
-/// `install NAME /bin/true` or `/bin/false` (no loading at all).
-/// Whether `path` is a `modprobe.d` configuration file.
-fn in_modprobe_d(path: &str) -> bool {
-    MODPROBE_DIRS.iter().any(|d| {
+/// Whether `path` is a `*.conf` file directly in one of `dirs` (each
+/// ending in `/`).
+fn conf_in(dirs: &[&str], path: &str) -> bool {
+    dirs.iter().any(|d| {
         path.strip_prefix(d)
             .is_some_and(|n| n.ends_with(".conf") && !n.contains('/'))
     })
 }
 
+/// Whether `path` is a `modprobe.d` configuration file.
+fn in_modprobe_d(path: &str) -> bool {
+    conf_in(&MODPROBE_DIRS, path)
+}
+
+/// The module names a `modprobe.d` file keeps from loading, when `path` is
+/// such a file: `blacklist NAME` (no loading by alias: udev, a device) and
+/// `install NAME /bin/true` or `/bin/false` (no loading at all).
 fn modprobe_blocks(path: &str, text: &str) -> Option<Vec<String>> {
     if !in_modprobe_d(path) {
         return None;
@@ -391,11 +397,7 @@ const MODULES_LOAD_DIRS: [&str; 4] = [
 
 /// Whether `path` is read by `systemd-modules-load` (or is `/etc/modules`).
 fn is_modules_load(path: &str) -> bool {
-    path == "/etc/modules"
-        || MODULES_LOAD_DIRS.iter().any(|d| {
-            path.strip_prefix(d)
-                .is_some_and(|n| n.ends_with(".conf") && !n.contains('/'))
-        })
+    path == "/etc/modules" || conf_in(&MODULES_LOAD_DIRS, path)
 }
 
 /// The module names a file loads at boot, when `path` is such a file: one

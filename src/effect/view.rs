@@ -91,15 +91,16 @@ pub trait TaskView {
     }
 }
 
-/// Ansible's `boolean()` (`module_utils/parsing/convert_bool.py`): the
-/// strings it accepts, case-insensitively; `None` for anything else.
+/// Ansible's `boolean()` on a rendered value: the strings it accepts
+/// (`module_args::boolean_text`), and the floats `1.0`/`0.0` it accepts as
+/// numbers, which a rendered value shows as text.
 #[must_use]
 pub fn boolean(v: &str) -> Option<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "y" | "yes" | "on" | "1" | "true" | "t" | "1.0" => Some(true),
-        "n" | "no" | "off" | "0" | "false" | "f" | "0.0" => Some(false),
+    crate::ansible::module_args::boolean_text(v).or_else(|| match v.trim() {
+        "1.0" => Some(true),
+        "0.0" => Some(false),
         _ => None,
-    }
+    })
 }
 
 #[cfg(test)]
