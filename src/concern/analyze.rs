@@ -7,8 +7,8 @@
 
 use super::catalog::{Concern, Part, Pattern};
 use super::matching::{admits, matches};
+use super::units::UnitsOnDemand;
 use crate::ansible::project::Project;
-use crate::effect::units::Units;
 use crate::jinja;
 pub use crate::reach::{CondEvidence, VarEvidence};
 use crate::reach::{Facts, IterView, Iteration, Reach, Scope, When, json_text, per_task};
@@ -228,7 +228,7 @@ pub fn analyze<'s>(
     after: IterationsAfter,
 ) -> Vec<Verdict> {
     let play_vars = &scope.play_vars;
-    let units = units(scope, reached);
+    let units = UnitsOnDemand::new(scope, reached);
     let mut found = match_tasks(sources, catalog, scope, reached, &units, after).into_iter();
     let mut verdicts: Vec<Verdict> = catalog
         .iter()
@@ -252,43 +252,6 @@ pub fn analyze<'s>(
     verdicts
 }
 
-/// The units the reached tasks start and enable (tasks whose conditions
-/// are known false aside), for what unit files do when their unit runs.
-fn units<'s>(scope: &'s Scope<'_>, reached: &[Facts<'s>]) -> Units {
-    let notes = per_task(
-        reached,
-        |facts| {
-            let r = &facts.reach;
-            if !crate::effect::may_change_units(&r.inst.task.module) {
-                return Vec::new();
-            }
-            let mut units = Units::default();
-            for it in facts.iterations(scope).iter() {
-                let effects = it.effects(r.inst);
-                // Conditions cost a render: evaluated only for tasks that
-                // change a unit.
-                if !effects
-                    .iter()
-                    .any(|e| matches!(e.kind, crate::effect::EffectKind::Service { .. }))
-                    || crate::reach::conditions_hold(r, &it.tv) == Some(false)
-                {
-                    continue;
-                }
-                for e in effects {
-                    units.note(e);
-                }
-            }
-            vec![units]
-        },
-        |_, u| u.clone(),
-    );
-    let mut all = Units::default();
-    for u in notes {
-        all.extend(u);
-    }
-    all
-}
-
 /// The fix and check evidence of every part of every concern that is not
 /// a fact (in catalog order), each list in the order of the reached tasks.
 ///
@@ -300,7 +263,7 @@ fn match_tasks<'s>(
     catalog: &[Concern],
     scope: &'s Scope<'_>,
     reached: &[Facts<'s>],
-    units: &Units,
+    units: &UnitsOnDemand<'_, 's, '_>,
     after: IterationsAfter,
 ) -> Vec<[Vec<TaskEvidence>; 2]> {
     // One slot per part and role with patterns:
@@ -388,7 +351,7 @@ fn task_evidence(
     patterns: &[Pattern],
     facts: &Facts<'_>,
     iters: &[Iteration<'_>],
-    units: &Units,
+    units: &UnitsOnDemand<'_, '_, '_>,
 ) -> Option<TaskEvidence> {
     let r = &facts.reach;
     let module = r.inst.task.module.as_str();
@@ -969,7 +932,7 @@ mod tests {
             &catalog,
             &scope,
             &reached,
-            &Units::default(),
+            &UnitsOnDemand::new(&scope, &reached),
             IterationsAfter::Kept,
         );
         let mut all: Vec<&str> = found

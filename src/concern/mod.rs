@@ -4,3 +4,4 @@
 pub mod analyze;
 pub mod catalog;
 pub mod matching;
+mod units;

@@ -67,18 +67,41 @@ impl Units {
         self.enabled.extend(other.enabled);
     }
 
+    /// The unit whose states decide `e`'s timing: the unit of the unit file
+    /// `e` is something done by (see [`Units::resolve`]).
+    #[must_use]
+    pub fn unit_of(e: &Effect) -> Option<&str> {
+        match &e.kind {
+            EffectKind::ModuleLoaded {
+                file: Some(file), ..
+            } if e.timing == Timing::NEITHER && is_unit_path(file) => unit_name(file),
+            _ => None,
+        }
+    }
+
+    /// Whether `e` may start or enable a unit: what [`Units::note`] takes
+    /// note of.
+    #[must_use]
+    pub fn changes_unit(e: &Effect) -> Option<&str> {
+        match &e.kind {
+            EffectKind::Service {
+                unit,
+                action:
+                    ServiceAction::Started
+                    | ServiceAction::Restarted
+                    | ServiceAction::Reloaded
+                    | ServiceAction::Enabled,
+            } => unit_name(unit),
+            _ => None,
+        }
+    }
+
     /// `e` with its timing decided by the units' states, when it is
     /// something a unit file does when the unit runs: now if a task starts
     /// the unit, at boot if one enables it.
     #[must_use]
     pub fn resolve<'e>(&self, e: &'e Effect) -> Cow<'e, Effect> {
-        let unit = match &e.kind {
-            EffectKind::ModuleLoaded {
-                file: Some(file), ..
-            } if e.timing == Timing::NEITHER && is_unit_path(file) => unit_name(file),
-            _ => None,
-        };
-        let Some(unit) = unit else {
+        let Some(unit) = Self::unit_of(e) else {
             return Cow::Borrowed(e);
         };
         Cow::Owned(Effect {

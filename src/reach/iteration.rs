@@ -57,6 +57,35 @@ impl Iteration<'_> {
         self.effects
             .get_or_init(|| crate::effect::derive(&IterView::new(inst, self)))
     }
+
+    /// What its variables are bound to beyond the task's, to see them
+    /// again later without holding the task's iterations (see
+    /// [`Scope::iteration_vars`]).
+    #[must_use]
+    pub fn rebind(&self) -> Rebind {
+        Rebind {
+            item: self.item.clone(),
+        }
+    }
+}
+
+/// The loop binding of one iteration (see [`Iteration::rebind`]).
+#[derive(Debug, Clone, Default)]
+pub struct Rebind {
+    item: Option<serde_json::Value>,
+}
+
+impl<'a> Scope<'a> {
+    /// The variables one iteration of a reached task sees, built afresh:
+    /// for reading a task while another thread may hold its iterations.
+    #[must_use]
+    pub fn iteration_vars(&self, r: &Reach<'a>, bound: &Rebind) -> TaskVars<'_> {
+        let tv = self.vars(r);
+        match &bound.item {
+            Some(item) => tv.with_item(item.clone()),
+            None => tv,
+        }
+    }
 }
 
 /// A reachable task and its iterations, computed on first use.

@@ -14,7 +14,8 @@ mod view;
 mod when;
 
 pub use iteration::{
-    Facts, Iteration, Iterations, arg_text, command_text, json_text, loop_items, read_role_file,
+    Facts, Iteration, Iterations, Rebind, arg_text, command_text, json_text, loop_items,
+    read_role_file,
 };
 pub use listing::{IterationEffects, effects_by_task};
 pub use per_task::{internal_errors, per_task, per_task_from_end};
