@@ -2,11 +2,17 @@
 //! task (loop items, module arguments, command line, template text) against
 //! what ansible-core computes from the same variables
 //! (`tests/oracle/eval/`).
+//!
+//! On every case of `tests/oracle/eval/cases.txt`, preflint is compared with
+//! the stored output of ansible-core (`expected/`) by `compare.py`, which
+//! needs only a Python 3; with a Python that has ansible-core
+//! (`PREFLINT_PYTHON`, set by scripts/test.sh), ansible-core is also run
+//! live, and must still give the stored output. Without one the test fails
+//! unless `PREFLINT_SKIP_ORACLE=1`, as the other oracles do.
 
-#[allow(dead_code)] // the live oracle (step 2) uses the rest
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::repo;
@@ -142,4 +148,197 @@ fn evaluated_ignores_human_format() {
         .expect("run preflint");
     assert_eq!(out.status.code(), Some(0));
     assert!(!String::from_utf8_lossy(&out.stdout).contains("\"evaluated\""));
+}
+
+fn eval_dir() -> PathBuf {
+    repo().join("tests/oracle/eval")
+}
+
+/// `tree`, `playbook` and the inventory (relative to the tree), if any.
+fn cases() -> Vec<(String, String, Option<String>)> {
+    let text = std::fs::read_to_string(eval_dir().join("cases.txt")).expect("cases.txt");
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let mut parts = l.split('\t').map(str::trim);
+            let tree = parts.next().unwrap_or_default().to_string();
+            let playbook = parts.next().unwrap_or_default().to_string();
+            let inventory = parts.next().filter(|s| !s.is_empty()).map(str::to_string);
+            (tree, playbook, inventory)
+        })
+        .collect()
+}
+
+fn preflint_json(tree: &Path, playbook: &str, inventory: Option<&str>) -> Vec<u8> {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_preflint"));
+    c.args([
+        "tasks",
+        "--format",
+        "json",
+        "--evaluated",
+        "--playbook",
+        playbook,
+    ]);
+    if let Some(i) = inventory {
+        c.arg("-i").arg(tree.join(i));
+    }
+    c.arg(tree).output().expect("run preflint").stdout
+}
+
+fn ansible_json(
+    py: &Path,
+    tree: &Path,
+    playbook: &str,
+    inventory: Option<&str>,
+) -> Result<Vec<u8>, String> {
+    let mut c = Command::new(py);
+    c.arg(eval_dir().join("evaluate.py"))
+        .arg(tree)
+        .arg(playbook);
+    if let Some(i) = inventory {
+        c.args(["-i", i]);
+    }
+    let out = c.output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(format!(
+            "evaluate.py failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// compare.py's verdict on one case: `Err` with its report when it fails.
+fn compare(py: &Path, case: &str, ansible: &Path, preflint: &Path) -> Result<String, String> {
+    let out = Command::new(py)
+        .arg(eval_dir().join("compare.py"))
+        .arg(ansible)
+        .arg(preflint)
+        .arg("--quiet")
+        .arg("--known")
+        .arg(eval_dir().join("known-differences.txt"))
+        .args(["--case", case])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(format!("{text}{}", String::from_utf8_lossy(&out.stderr)))
+    }
+}
+
+#[test]
+fn evaluation_agrees_with_ansible() {
+    let live = common::python_with("ansible");
+    if live.is_none() {
+        assert!(
+            std::env::var("PREFLINT_SKIP_ORACLE").is_ok_and(|v| v == "1"),
+            "no Python with ansible-core: run scripts/test.sh (it installs one), set PREFLINT_PYTHON, \
+             or PREFLINT_SKIP_ORACLE=1 to compare with the stored outputs only"
+        );
+    }
+    // compare.py needs only the standard library.
+    let py = live.clone().unwrap_or_else(|| PathBuf::from("python3"));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cases = cases();
+    assert!(cases.len() >= 20, "too few evaluation oracle cases");
+    let mut failures = Vec::new();
+    let mut gaps = 0;
+    for (tree, playbook, inventory) in &cases {
+        let case = format!("{tree}/{playbook}");
+        let dir = repo().join("test-repos").join(tree);
+        let stored = eval_dir()
+            .join("expected")
+            .join(tree)
+            .join(format!("{playbook}.json"));
+        let expected = std::fs::read(&stored).unwrap_or_default();
+        if let Some(py) = &live {
+            match ansible_json(py, &dir, playbook, inventory.as_deref()) {
+                Ok(fresh) if fresh == expected => {}
+                Ok(_) => failures.push(format!(
+                    "== {case}: ansible-core no longer gives {}: run tests/oracle/eval/update_expected.sh",
+                    stored.display()
+                )),
+                Err(e) => failures.push(format!("== {case}: {e}")),
+            }
+        }
+        let a = tmp.path().join("ansible.json");
+        let p = tmp.path().join("preflint.json");
+        std::fs::write(&a, &expected).expect("write");
+        std::fs::write(&p, preflint_json(&dir, playbook, inventory.as_deref())).expect("write");
+        match compare(&py, &case, &a, &p) {
+            Ok(report) => gaps += report.lines().filter(|l| l.starts_with("gap")).count(),
+            Err(report) => failures.push(format!("== {case}\n{report}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases fail:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+    println!(
+        "evaluation oracle: {} cases agree with ansible-core ({gaps} iterations preflint leaves unknown)",
+        cases.len()
+    );
+}
+
+#[test]
+fn compare_py_tells_agree_differ_gap_and_invented() {
+    let py = common::python_with("json").unwrap_or_else(|| PathBuf::from("python3"));
+    let tmp = tempfile::tempdir().expect("tmp");
+    let task = |args: Value| {
+        json!({"file": "t.yml", "line": 1, "handler": false,
+               "evaluated": {"loop": null, "iterations": [{"item": null, "args": args,
+                             "free_form": null, "template": null}]}})
+    };
+    let ansible = json!({"tasks": [task(json!({
+        "a": {"value": 1}, "b": {"value": "x"}, "c": {"value": "y"},
+        "d": {"unknown": "undefined nope"}, "e": {"unknown": "host fact ansible_os_family"},
+    }))]});
+    let listing = |args: Value| {
+        let mut t = task(args);
+        t["name"] = json!(null);
+        json!({"entries": [{"playbook": "site.yml", "plays": [{"tasks": [t], "handlers": []}]}]})
+    };
+    let run = |args: Value| {
+        let a = tmp.path().join("a.json");
+        let p = tmp.path().join("p.json");
+        std::fs::write(&a, ansible.to_string()).expect("write");
+        std::fs::write(&p, listing(args).to_string()).expect("write");
+        let out = Command::new(&py)
+            .arg(eval_dir().join("compare.py"))
+            .arg(&a)
+            .arg(&p)
+            .output()
+            .expect("compare.py");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    // Agreeing, a gap (preflint unknown where Ansible knows) and what only
+    // the host would tell: no failure; `true` is not `1`.
+    let (code, text) = run(json!({
+        "a": {"value": 1}, "b": {"value": "x"}, "c": {"unknown": "host fact x"},
+        "d": {"unknown": "undefined nope"}, "e": {"value": "Debian"},
+    }));
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("args.c: gap"), "{text}");
+    let (code, text) = run(json!({
+        "a": {"value": true}, "b": {"value": "x"}, "c": {"value": "y"},
+        "d": {"unknown": "undefined nope"}, "e": {"unknown": "host fact"},
+    }));
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("args.a: differ"), "{text}");
+    // A value where Ansible fails on an undefined name is invented.
+    let (code, text) = run(json!({
+        "a": {"value": 1}, "b": {"value": "x"}, "c": {"value": "y"},
+        "d": {"value": "made up"}, "e": {"unknown": "host fact"},
+    }));
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("args.d: invented"), "{text}");
 }
