@@ -330,7 +330,18 @@ pub fn reason(u: &Unknown) -> String {
         UnknownWhy::TooComplex if u.error.is_some() => "ansible fails on",
         UnknownWhy::TooComplex => "not evaluated",
     };
-    format!("{what} {}", u.var)
+    format!("{what} {}", excerpt(&u.var))
+}
+
+/// A sub-expression named in a reason: its first line, cut short.
+fn excerpt(s: &str) -> String {
+    const MAX: usize = 60;
+    let line = s.lines().next().unwrap_or_default().trim();
+    match line.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}...", &line[..cut]),
+        None if line.len() < s.trim().len() => format!("{line}..."),
+        None => line.to_string(),
+    }
 }
 
 /// Python's name of a JSON value's type, as Ansible's messages say it.

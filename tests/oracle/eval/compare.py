@@ -37,7 +37,7 @@ from collections import Counter
 
 RANK = {"agree": 0, "unknown": 1, "gap": 2, "invented": 3, "differ": 4}
 FAILING = {"differ", "invented"}
-RUNTIME = ("host fact ", "registered result ", "set_fact ", "lookup ")
+RUNTIME = ("host fact ", "registered result ", "set_fact ", "lookup ", "condition evaluated by the action")
 
 
 def same(a, b) -> bool:

@@ -427,6 +427,7 @@ class Evaluator:
     def iteration(self, task, vars_, item):
         from ansible._internal._templating._engine import TemplateEngine
         from ansible.errors import AnsibleValueOmittedError
+        from ansible._internal._templating._jinja_bits import is_possibly_template
         from ansible.plugins.loader import action_loader, module_loader
 
         templar = TemplateEngine(loader=self.loader, variables=vars_)
@@ -467,7 +468,13 @@ class Evaluator:
 
         for name, value in merged.items():
             try:
-                v = {"value": to_json(finalize(name, value))}
+                final = finalize(name, value)
+                if final is value and isinstance(value, str) and is_possibly_template(value):
+                    # Left for the action to evaluate (`assert`'s `that`):
+                    # not an argument value to compare.
+                    v = {"unknown": "condition evaluated by the action"}
+                else:
+                    v = {"value": to_json(final)}
             except AnsibleValueOmittedError:
                 continue
             except Exception as ex:  # noqa: BLE001
@@ -564,7 +571,9 @@ class Evaluator:
                 lstrip_blocks=lstrip_blocks,
                 newline_sequence=newline_sequence,
             )
-            dest = opt("dest", None)
+            # Only `template_destpath` shows the destination: a dest known
+            # only on the host does not keep the text from rendering.
+            dest = args.get("dest", {}).get("value")
             data = trust_as_template(self.loader.get_text_file_contents(source))
             searchpath = list(vars_.get("ansible_search_path", []))
             searchpath.extend([self.loader._basedir, os.path.dirname(source)])
