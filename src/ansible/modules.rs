@@ -96,6 +96,26 @@ pub fn takes_raw_params(fqcn: &str) -> bool {
     )
 }
 
+/// Modules whose free-form `k=v` words stay in the command unless they are
+/// the command's own options (`creates=`, `chdir=`...): ansible-core's
+/// `FREEFORM_ACTIONS`, for which `parse_kv` checks raw. Every other module
+/// (`set_fact: a=1`, `include_tasks: f.yml`) takes each `k=v` word as an
+/// argument.
+#[must_use]
+pub fn checks_raw(fqcn: &str) -> bool {
+    matches!(
+        fqcn,
+        "ansible.builtin.command"
+            | "ansible.builtin.shell"
+            | "ansible.builtin.raw"
+            | "ansible.builtin.script"
+            | "ansible.builtin.win_command"
+            | "ansible.builtin.win_shell"
+            | "ansible.windows.win_command"
+            | "ansible.windows.win_shell"
+    )
+}
+
 /// Splits Ansible's `k=v` free-form syntax, as `parse_kv` does: quoting with
 /// `'` or `"`, backslash escapes, and Jinja `{{ }}`/`{% %}` kept whole. Words
 /// without `=` are joined into `_raw_params` as `join_args` joins them: with

@@ -14,7 +14,7 @@ corpus="$1"; list="$2"; out="${3:-$(mktemp -d)}"
 py="${PREFLINT_PYTHON:-/work/venv/bin/python}"
 preflint="${PREFLINT:-$repo/target/debug/preflint}"
 mkdir -p "$out"
-printf '%-45s %s\n' tree "paired loops(agree/differ/gap/unknown) iterations(agree/differ/invented/gap/unknown) failures"
+printf '%-45s %s\n' tree "paired only(ansible/preflint) loops(agree/differ/gap/unknown) iterations(agree/differ/invented/gap/unknown) failures"
 grep -v '^#' "$list" | awk 'NF >= 3 {print $1, $3}' | while read -r name entry; do
   dir="$corpus/${name//\//+}"
   [ -d "$dir" ] || { printf '%-45s missing\n' "$name"; continue; }
@@ -48,7 +48,8 @@ s = json.load(open(sys.argv[2]))
 g = lambda k: s.get(k, 0)
 loops = "/".join(str(g(f"loop {k}")) for k in ("agree", "differ", "gap", "unknown"))
 its = "/".join(str(g(f"iteration {k}")) for k in ("agree", "differ", "invented", "gap", "unknown"))
-print(f"{sys.argv[1]:45} {g('tasks paired'):6} {loops:>22} {its:>32} {g('failures')}")
+only = f"{g('only ansible')}/{g('only preflint')}"
+print(f"{sys.argv[1]:45} {g('tasks paired'):6} {only:>10} {loops:>16} {its:>24} {g('failures')}")
 PY
 done
 echo "reports in $out"
