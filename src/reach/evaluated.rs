@@ -147,13 +147,19 @@ fn iteration(
 ) -> IterationEval {
     let mut args = BTreeMap::new();
     let mut free_form = None;
+    // `include_tasks: {file: x.yml}` is Ansible's free form (`TaskInclude`
+    // moves `file` to `_raw_params`).
+    let file_is_free_form = matches!(
+        crate::ansible::task::short_module(&inst.task.module),
+        "include_tasks" | "import_tasks"
+    );
     for a in &inst.task.args {
         let mut v = node_value(&it.tv, &a.value);
         if loop_unknown && let Eval::Unknown { unknown } = &mut v {
             about_item(unknown);
         }
         // The last of repeated keys counts (see `Task::arg`).
-        if a.key == "_raw_params" {
+        if a.key == "_raw_params" || (file_is_free_form && a.key == "file") {
             free_form = Some(v);
         } else {
             args.insert(a.key.clone(), v);

@@ -15,6 +15,9 @@ parts):
   invented   preflint knows a value where Ansible fails on it    FAILURE
              (an undefined name, an error; not a host fact, a
              registered result, a set_fact or a refused lookup)
+  order      both know the same list, in another order: Ansible's
+             set-based filters give Python's hash order, which changes
+             from run to run; reported, not a failure
   gap        preflint says unknown where Ansible knows: a fidelity gap,
              reported, not a failure
   unknown    neither knows it statically (or only Ansible's run-time
@@ -35,7 +38,7 @@ import posixpath
 import sys
 from collections import Counter
 
-RANK = {"agree": 0, "unknown": 1, "gap": 2, "invented": 3, "differ": 4}
+RANK = {"agree": 0, "unknown": 1, "gap": 2, "order": 3, "invented": 4, "differ": 5}
 FAILING = {"differ", "invented"}
 RUNTIME = ("host fact ", "registered result ", "set_fact ", "lookup ", "condition evaluated by the action")
 
@@ -51,6 +54,16 @@ def same(a, b) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     return type(a) is type(b) and a == b
+
+
+def same_items(a, b) -> bool:
+    """The same list in another order: what Ansible's set-based filters
+    (`union`, `difference`, `unique`...) give in Python's hash order, which
+    changes from run to run, where preflint keeps the first-seen order."""
+    if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
+        return False
+    key = lambda v: json.dumps(v, sort_keys=True)
+    return sorted(map(key, a)) == sorted(map(key, b))
 
 
 def runtime(reason: str) -> bool:
@@ -89,6 +102,8 @@ def compare_value(a: dict | None, p: dict | None) -> tuple[str, str]:
     if "value" in a and "value" in p:
         if same(a["value"], p["value"]):
             return "agree", ""
+        if same_items(a["value"], p["value"]):
+            return "order", f"ansible: {short(a['value'])}, preflint: {short(p['value'])}"
         return "differ", f"ansible: {short(a['value'])}, preflint: {short(p['value'])}"
     if "value" in a:
         return "gap", f"ansible: {short(a['value'])}, preflint unknown: {p['unknown']}"

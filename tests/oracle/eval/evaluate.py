@@ -195,6 +195,8 @@ def to_json(v, depth=0):
 
 UNDEF = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)' is undefined")
 NO_ATTR = re.compile(r"has no attribute '([^']+)'")
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+JINJA_CODE = re.compile(r"{{(.*?)}}|{%(.*?)%}", re.S)
 
 
 class Evaluator:
@@ -467,6 +469,16 @@ class Evaluator:
             return templar.template(value)
 
         for name, value in merged.items():
+            late = self.set_fact_names(value)
+            if late:
+                # Nothing ran: the value a set_fact of the play gives at run
+                # time is not the one seen here.
+                v = {"unknown": f"set_fact {late}"}
+                if name == "_raw_params":
+                    free_form = v
+                else:
+                    args[name] = v
+                continue
             try:
                 final = finalize(name, value)
                 if final is value and isinstance(value, str) and is_possibly_template(value):
@@ -489,6 +501,28 @@ class Evaluator:
                 task.action in ("template", "ansible.builtin.template", "ansible.legacy.template"):
             template = self.template(task, vars_, args)
         return {"item": item, "args": args, "free_form": free_form, "template": template}
+
+    def set_fact_names(self, value) -> str | None:
+        """The first name a template in `value` uses that a `set_fact` of
+        the play sets, if any."""
+        if not self.set_facts:
+            return None
+        texts = []
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, str):
+                if "{{" in v or "{%" in v:
+                    texts.append(v)
+            elif isinstance(v, dict):
+                stack.extend(v.values())
+            elif isinstance(v, (list, tuple)):
+                stack.extend(v)
+        for t in texts:
+            code = " ".join(m.group(1) or m.group(2) for m in JINJA_CODE.finditer(t))
+            for name in sorted(set(IDENT.findall(code)) & self.set_facts):
+                return name
+        return None
 
     def aliases(self, action: str) -> dict[str, str]:
         """The module's option aliases, alias -> canonical name, read from
