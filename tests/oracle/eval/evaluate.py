@@ -292,9 +292,9 @@ class Evaluator:
             if t.action in ("set_fact", "ansible.builtin.set_fact", "ansible.legacy.set_fact"):
                 self.set_facts.update(k for k in t.args if k != "cacheable")
         for t in tasks:
-            self.task(play, t, handler=False, depth=0)
+            self.task(play, t, handler=False, stack=())
         for t in handler_tasks:
-            self.task(play, t, handler=True, depth=0)
+            self.task(play, t, handler=True, stack=())
 
     def flat(self, block, Block):
         for t in block.block + block.rescue + block.always:
@@ -307,7 +307,7 @@ class Evaluator:
         return self.vm.get_vars(play=play, host=self.host, task=task,
                                 _hosts=self.hosts, _hosts_all=self.hosts)
 
-    def task(self, play, task, handler: bool, depth: int) -> None:
+    def task(self, play, task, handler: bool, stack: tuple) -> None:
         from ansible import constants as C
 
         if task.action in C._ACTION_META and task.implicit:
@@ -330,8 +330,8 @@ class Evaluator:
             entry["evaluated"] = {"error": self.reason(ex)}
             items = None
         self.out.append(entry)
-        if depth < 20 and task.action in C._ACTION_INCLUDE_TASKS + C._ACTION_INCLUDE_ROLE:
-            self.include(play, task, handler, depth, items)
+        if len(stack) < 20 and task.action in C._ACTION_INCLUDE_TASKS + C._ACTION_INCLUDE_ROLE:
+            self.include(play, task, handler, stack, items)
 
     def rel(self, path: str) -> str:
         real = os.path.realpath(path)
@@ -630,7 +630,7 @@ class Evaluator:
 
     # -- dynamic includes
 
-    def include(self, play, task, handler, depth, items) -> None:
+    def include(self, play, task, handler, stack, items) -> None:
         """Expands an `include_tasks`/`include_role` as the strategy does
         after the include "ran": `IncludedFile.process_include_results` over
         the results the executor returns, then the included blocks."""
@@ -687,6 +687,12 @@ class Evaluator:
         except Exception:  # noqa: BLE001
             return
         for inc in included:
+            # An include of a file (or role) being included already only
+            # runs again when a run goes that way (a retry in `rescue`):
+            # walked once, as the listing does.
+            key = ("role", inc._filename) if inc._is_role else os.path.realpath(inc._filename)
+            if key in stack:
+                continue
             ti_copy = inc._task.copy(exclude_parent=True)
             ti_copy._parent = inc._task._parent
             ti_copy.vars = ti_copy.vars | inc._vars
@@ -706,7 +712,7 @@ class Evaluator:
             for b in blocks:
                 b = b.filter_tagged_tasks(all_vars)
                 for t in self.flat(b, Block):
-                    self.task(play, t, handler, depth + 1)
+                    self.task(play, t, handler, stack + (key,))
 
 
 def main(argv: list[str]) -> int:
