@@ -202,6 +202,7 @@ JINJA_CODE = re.compile(r"{{(.*?)}}|{%(.*?)%}", re.S)
 class Evaluator:
     def __init__(self, tree, loader, inventory, vm, host_name):
         self.tree = os.path.realpath(tree)
+        self.tree_as_given = os.path.normpath(os.path.abspath(tree))
         self.loader = loader
         self.inventory = inventory
         self.vm = vm
@@ -210,6 +211,7 @@ class Evaluator:
         self.set_facts: set[str] = set()
         self.out: list[dict] = []
         self._aliases: dict[str, dict[str, str]] = {}
+        self._tree_names = None
 
     # -- reasons
 
@@ -291,10 +293,68 @@ class Evaluator:
         for t in tasks + handler_tasks:
             if t.action in ("set_fact", "ansible.builtin.set_fact", "ansible.legacy.set_fact"):
                 self.set_facts.update(k for k in t.args if k != "cacheable")
+        # Tasks only a dynamic include reaches set facts and register
+        # results too: every task file of the tree is read for their names.
+        registered, set_facts = self.tree_names()
+        self.registered |= registered
+        self.set_facts |= set_facts
         for t in tasks:
             self.task(play, t, handler=False, stack=())
         for t in handler_tasks:
             self.task(play, t, handler=True, stack=())
+
+    def tree_names(self):
+        """The names `register:` and `set_fact` give anywhere in the tree's
+        YAML files (read once, bounded)."""
+        if self._tree_names is not None:
+            return self._tree_names
+        import yaml
+
+        registered, set_facts = set(), set()
+
+        class Loader(yaml.SafeLoader):
+            pass
+
+        # `!vault`, `!unsafe`: their values do not name anything here.
+        Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+        def visit(node, depth=0):
+            if depth > 50:
+                return
+            if isinstance(node, dict):
+                reg = node.get("register")
+                if isinstance(reg, str):
+                    registered.add(reg)
+                for key in ("set_fact", "ansible.builtin.set_fact", "ansible.legacy.set_fact"):
+                    args = node.get(key)
+                    if isinstance(args, dict):
+                        set_facts.update(str(k) for k in args if k != "cacheable")
+                    elif isinstance(args, str):
+                        set_facts.update(m.group(1) for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)=", args))
+                for v in node.values():
+                    visit(v, depth + 1)
+            elif isinstance(node, list):
+                for v in node:
+                    visit(v, depth + 1)
+
+        seen = 0
+        for base, dirs, files in os.walk(self.tree):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for f in sorted(files):
+                if not f.endswith((".yml", ".yaml")) or seen > 20000:
+                    continue
+                seen += 1
+                path = os.path.join(base, f)
+                try:
+                    if os.path.getsize(path) > 4 << 20:
+                        continue
+                    with open(path, encoding="utf-8") as fh:
+                        for doc in yaml.load_all(fh, Loader=Loader):
+                            visit(doc)
+                except Exception:  # noqa: BLE001 - not YAML Ansible reads
+                    continue
+        self._tree_names = (registered, set_facts)
+        return self._tree_names
 
     def flat(self, block, Block):
         for t in block.block + block.rescue + block.always:
@@ -334,10 +394,13 @@ class Evaluator:
             self.include(play, task, handler, stack, items)
 
     def rel(self, path: str) -> str:
-        real = os.path.realpath(path)
-        if real == self.tree or real.startswith(self.tree + os.sep):
-            return os.path.relpath(real, self.tree).replace(os.sep, "/")
-        return real
+        """A path relative to the tree as reached (through links, as
+        preflint shows it), else as resolved, else absolute."""
+        for root, p in ((self.tree_as_given, os.path.normpath(os.path.abspath(path))),
+                        (self.tree, os.path.realpath(path))):
+            if p == root or p.startswith(root + os.sep):
+                return os.path.relpath(p, root).replace(os.sep, "/")
+        return os.path.realpath(path)
 
     # -- one task
 
@@ -569,7 +632,7 @@ class Evaluator:
             return None
         if "unknown" in src:
             raw = task.args.get("src")
-            return {"src": str(raw), "known": "unknown", "reason": f"src: {src['unknown']}"}
+            return {"src": str(raw), "known": "unknown", "reason": src["unknown"]}
         src = src["value"]
         if not isinstance(src, str):
             return {"src": json.dumps(src), "known": "unknown", "reason": "src is not a string"}
