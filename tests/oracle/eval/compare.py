@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compares what ansible-core computes of each task with what preflint does.
 
-    compare.py ANSIBLE.json PREFLINT.json [--known FILE --case NAME] [--quiet] [--summary-json OUT]
+    compare.py ANSIBLE.json PREFLINT.json [--known FILE --case NAME] [--quiet]
+               [--summary-json OUT] [--tree DIR]
 
 ANSIBLE.json is the output of evaluate.py; PREFLINT.json that of
 `preflint tasks --format json --evaluated`. Tasks are paired by file, line
@@ -184,14 +185,24 @@ def compare_task(a: dict, p: dict) -> list[dict]:
     return rows
 
 
-def pair(ansible: list[dict], preflint: list[dict]):
+def pair(ansible: list[dict], preflint: list[dict], tree: str | None = None):
+    """Pairs the tasks by file, line and handler-ness; with `tree`, files
+    are compared as resolved there (a role reached through a link has two
+    names)."""
+    import os
+
+    def real(f: str) -> str:
+        if tree is None:
+            return f
+        return os.path.relpath(os.path.realpath(os.path.join(tree, f)), os.path.realpath(tree))
+
     by_key: dict[tuple, list[dict]] = {}
     for t in preflint:
-        by_key.setdefault((t["file"], t["line"], t["handler"]), []).append(t)
+        by_key.setdefault((real(t["file"]), t["line"], t["handler"]), []).append(t)
     used: Counter = Counter()
     pairs, only_ansible = [], []
     for t in ansible:
-        key = (t["file"], t["line"], t["handler"])
+        key = (real(t["file"]), t["line"], t["handler"])
         cands = by_key.get(key, [])
         if used[key] < len(cands):
             pairs.append((t, cands[used[key]]))
@@ -224,6 +235,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--case")
     ap.add_argument("--quiet", action="store_true", help="print only what does not agree, and the summary")
     ap.add_argument("--summary-json", help="write the counts as JSON to this file")
+    ap.add_argument("--tree", help="pair files as resolved in this tree (through links)")
     args = ap.parse_args(argv[1:])
     try:
         with open(args.ansible, encoding="utf-8") as f:
@@ -234,7 +246,7 @@ def main(argv: list[str]) -> int:
         print(f"unusable input: {e}", file=sys.stderr)
         return 2
     known = load_known(args.known, args.case)
-    pairs, only_a, only_p = pair(a, p)
+    pairs, only_a, only_p = pair(a, p, args.tree)
     counts: Counter = Counter()
     fields: Counter = Counter()
     reasons: Counter = Counter()

@@ -41,7 +41,7 @@ grep -v '^#' "$list" | awk 'NF >= 3 {print $1, $3}' | while read -r name entry; 
     continue
   fi
   "$preflint" tasks --format json --evaluated "${pflags[@]}" "$tree" > "$o/preflint.json" 2> "$o/preflint.err"
-  python3 "$here/compare.py" "$o/ansible.json" "$o/preflint.json" --quiet --summary-json "$o/summary.json" > "$o/report.txt"
+  python3 "$here/compare.py" "$o/ansible.json" "$o/preflint.json" --quiet --summary-json "$o/summary.json" --tree "$tree" > "$o/report.txt"
   python3 - "$name" "$o/summary.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[2]))
