@@ -72,6 +72,7 @@ mod ansible;
 mod bounds;
 mod builtins;
 mod env;
+mod escape;
 mod eval;
 mod names;
 mod py;
@@ -79,6 +80,8 @@ mod template;
 #[cfg(test)]
 mod tests;
 mod version;
+
+pub use escape::escape_backslashes;
 
 use bounds::{Nesting, parseable, spend};
 use env::{ENV, Fail};

@@ -96,26 +96,151 @@ pub fn takes_raw_params(fqcn: &str) -> bool {
     )
 }
 
+/// Modules whose free-form `k=v` words stay in the command unless they are
+/// the command's own options (`creates=`, `chdir=`...): ansible-core's
+/// `FREEFORM_ACTIONS`, for which `parse_kv` checks raw. Every other module
+/// (`set_fact: a=1`, `include_tasks: f.yml`) takes each `k=v` word as an
+/// argument.
+#[must_use]
+pub fn checks_raw(fqcn: &str) -> bool {
+    matches!(
+        fqcn,
+        "ansible.builtin.command"
+            | "ansible.builtin.shell"
+            | "ansible.builtin.raw"
+            | "ansible.builtin.script"
+            | "ansible.builtin.win_command"
+            | "ansible.builtin.win_shell"
+            | "ansible.windows.win_command"
+            | "ansible.windows.win_shell"
+    )
+}
+
 /// Splits Ansible's `k=v` free-form syntax, as `parse_kv` does: quoting with
 /// `'` or `"`, backslash escapes, and Jinja `{{ }}`/`{% %}` kept whole. Words
-/// without `=` are joined into `_raw_params`.
+/// without `=` are joined into `_raw_params` as `join_args` joins them: with
+/// the spaces and newlines they had (a command line keeps its text).
 #[must_use]
 pub fn parse_kv(text: &str, raw_allowed: bool) -> Vec<(String, String)> {
-    let words = split_args(text);
     let mut out = Vec::new();
     let mut raw: Vec<String> = Vec::new();
-    for w in words {
-        match find_unquoted_eq(&w) {
-            Some(i) if !raw_allowed || RAW_KEYS.contains(&&w[..i]) => {
-                out.push((w[..i].to_string(), unquote(&w[i + 1..])));
+    for param in ansible_split_args(text) {
+        // The spaces and newline a word carries are the joining's, not the word's.
+        let w = param.trim_end_matches([' ', '\n']);
+        match find_unquoted_eq(w) {
+            Some(i) if !raw_allowed || RAW_KEYS.contains(&w[..i].trim()) => {
+                out.push((w[..i].trim().to_string(), unquote(w[i + 1..].trim())));
             }
-            _ => raw.push(w),
+            _ => raw.push(param),
         }
     }
     if !raw.is_empty() {
-        out.push(("_raw_params".to_string(), raw.join(" ")));
+        out.push(("_raw_params".to_string(), join_args(&raw)));
     }
     out
+}
+
+/// ansible-core's `join_args`: words joined by a space, except after one
+/// that ends a line.
+fn join_args(params: &[String]) -> String {
+    let mut out = String::new();
+    for p in params {
+        if !(out.is_empty() || out.ends_with('\n')) {
+            out.push(' ');
+        }
+        out.push_str(p);
+    }
+    out
+}
+
+/// ansible-core's `split_args`, step for step: the text is split on
+/// newlines, then on single spaces; words split inside quotes or a Jinja
+/// block are put back together; a run of spaces is kept on the word
+/// before it, a newline too (unless the line ends with a continuation
+/// `\`), so that [`join_args`] gives the text back. Unbalanced quotes or
+/// blocks (an error in Ansible) are split as they come.
+fn ansible_split_args(text: &str) -> Vec<String> {
+    let mut params: Vec<String> = Vec::new();
+    let items: Vec<&str> = text.split('\n').collect();
+    let mut quote: Option<char> = None;
+    let (mut print_depth, mut block_depth, mut comment_depth) = (0usize, 0usize, 0usize);
+    for (item_idx, item) in items.iter().enumerate() {
+        let mut continuation = false;
+        for (idx, token) in item.split(' ').enumerate() {
+            if token.is_empty() && idx != 0 {
+                match params.last_mut() {
+                    Some(last) => last.push(' '),
+                    None => params.push(" ".into()),
+                }
+                continue;
+            }
+            if token == "\\" && quote.is_none() {
+                continuation = true;
+                continue;
+            }
+            let was_inside = quote.is_some();
+            quote = quote_state(token, quote);
+            let inside = quote.is_some();
+            let in_block = print_depth > 0 || block_depth > 0 || comment_depth > 0;
+            let mut appended = false;
+            if inside && !was_inside && !in_block {
+                params.push(token.to_string());
+                appended = true;
+            } else if in_block || inside || was_inside {
+                if let Some(last) = params.last_mut() {
+                    if !(idx == 0 && was_inside) && idx > 0 {
+                        last.push(' ');
+                    }
+                    last.push_str(token);
+                } else {
+                    params.push(token.to_string());
+                }
+                appended = true;
+            }
+            for (depth, open, close) in [
+                (&mut print_depth, "{{", "}}"),
+                (&mut block_depth, "{%", "%}"),
+                (&mut comment_depth, "{#", "#}"),
+            ] {
+                let before = *depth;
+                let (opens, closes) = (token.matches(open).count(), token.matches(close).count());
+                if opens != closes {
+                    *depth = (*depth + opens).saturating_sub(closes);
+                }
+                if *depth != before && !appended {
+                    params.push(token.to_string());
+                    appended = true;
+                }
+            }
+            let in_block = print_depth > 0 || block_depth > 0 || comment_depth > 0;
+            if !in_block && quote.is_none() && !appended && !token.is_empty() {
+                params.push(token.to_string());
+            }
+        }
+        if items.len() > 1 && item_idx != items.len() - 1 && !continuation {
+            match params.last_mut() {
+                Some(last) => last.push('\n'),
+                None => params.push("\n".into()),
+            }
+        }
+    }
+    params
+}
+
+/// ansible-core's `_get_quote_state`: the quote still open after `token`.
+fn quote_state(token: &str, mut quote: Option<char>) -> Option<char> {
+    let mut prev: Option<char> = None;
+    for c in token.chars() {
+        if (c == '"' || c == '\'') && prev != Some('\\') {
+            match quote {
+                Some(q) if q == c => quote = None,
+                Some(_) => {}
+                None => quote = Some(c),
+            }
+        }
+        prev = Some(c);
+    }
+    quote
 }
 
 /// The `k=v` words Ansible takes out of a command line (the rest is the command).
@@ -244,6 +369,29 @@ mod tests {
             vec![
                 ("msg".into(), "a b".into()),
                 ("x".into(), "{{ y | default('z') }}".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn free_form_keeps_its_spaces_and_newlines() {
+        let raw = |t: &str| parse_kv(t, true).pop().map(|(_, v)| v);
+        assert_eq!(
+            raw("a  b 2>&1 | grep 'x  y'").as_deref(),
+            Some("a  b 2>&1 | grep 'x  y'")
+        );
+        assert_eq!(raw("dnf install x\n").as_deref(), Some("dnf install x\n"));
+        assert_eq!(
+            raw("kubectl get\n  --force\n  nodes").as_deref(),
+            Some("kubectl get\n  --force\n  nodes")
+        );
+        // A line continuation joins the lines.
+        assert_eq!(raw("a \\\nb").as_deref(), Some("a b"));
+        assert_eq!(
+            parse_kv("echo {{ a }}  b\ncreates=/x", true),
+            vec![
+                ("creates".into(), "/x".into()),
+                ("_raw_params".into(), "echo {{ a }}  b\n".into())
             ]
         );
     }

@@ -547,9 +547,9 @@ fn action_args(module: &str, value: Option<&Node>) -> Vec<Arg> {
             .collect(),
         Value::Null => Vec::new(),
         Value::Str(s) => {
-            let raw = modules::takes_raw_params(module);
-            // include_tasks: file.yml has the file as its raw parameter.
-            modules::parse_kv(s, raw)
+            // include_tasks: file.yml has the file as its raw parameter;
+            // `set_fact: a=1` sets `a`.
+            modules::parse_kv(s, modules::checks_raw(module))
                 .into_iter()
                 .map(|(k, v)| Arg {
                     key: k,

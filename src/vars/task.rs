@@ -223,7 +223,8 @@ impl<'a> TaskVars<'a> {
             Value::Str(s)
                 if node.tag != Tag::Unsafe && crate::ansible::project::is_templated(s) =>
             {
-                self.render_text(s)
+                // Templates written in YAML are read as Ansible reads them.
+                self.render_text(&jinja::escape_backslashes(s))
             }
             Value::Seq(items) => {
                 let mut out = Vec::new();
