@@ -73,12 +73,18 @@ mod bounds;
 mod builtins;
 mod env;
 mod eval;
+mod lookup;
 mod names;
 mod py;
 mod template;
 #[cfg(test)]
 mod tests;
 mod version;
+
+pub use lookup::{
+    LookupOutcome, MAX_LOOKUP_ITEMS, RUNTIME_LOOKUPS, pure_lookup, short_name as lookup_name,
+    unwrap_lookup,
+};
 
 use bounds::{Nesting, parseable, spend};
 use env::{ENV, Fail};
@@ -174,6 +180,18 @@ pub enum Lookup {
 /// [`TOTAL_FUEL`]); it should memoize, as the same name may be asked often.
 pub trait VarSource {
     fn lookup(&self, name: &str) -> Lookup;
+
+    /// Runs a lookup plugin that is not pure (reads files on the
+    /// controller: `fileglob`, `first_found`, `file`, `template`) over
+    /// templated terms. `None`: not answered here (the lookup is unknown).
+    fn run_lookup(
+        &self,
+        _name: &str,
+        _terms: &[serde_json::Value],
+        _kwargs: &[(String, serde_json::Value)],
+    ) -> Option<LookupOutcome> {
+        None
+    }
 }
 
 /// A three-valued answer. `Unknown` lists what it depends on, sorted and deduplicated.

@@ -47,6 +47,9 @@ pub enum LayerKind {
     BlockVars,
     IncludeVars,
     TaskVars,
+    /// The magic variables Ansible sets for a play (`playbook_dir`...):
+    /// above every other definition, extra vars included.
+    Magic,
 }
 
 /// A mapping of variables and what defined it.
