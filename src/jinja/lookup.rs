@@ -555,9 +555,12 @@ impl Seq {
     }
 }
 
+/// The parts of a shortcut term: start, end, stride, format.
+type Shortcut<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>);
+
 /// The plugin's `SHORTCUT` regex: `^((0?x?[0-9a-f]+)-)?(0?x?[0-9a-f]+)(/(0?x?[0-9a-f]+))?(:(.+))?$`
 /// (case-insensitive): start, end, stride, format.
-fn shortcut(term: &str) -> Option<(Option<&str>, Option<&str>, Option<&str>, Option<&str>)> {
+fn shortcut(term: &str) -> Option<Shortcut<'_>> {
     let (body, format) = match term.find(':') {
         Some(i) if i + 1 < term.len() => (&term[..i], Some(&term[i + 1..])),
         Some(_) => return None,

@@ -14,7 +14,12 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// One loop iteration of a reachable task (or the task itself without a loop).
 pub struct Iteration<'s> {
+    /// The loop item (`None` without a loop, or when the loop's items are
+    /// not known: then `loop_unknown` says why).
     pub item: Option<serde_json::Value>,
+    /// Why the task's loop items are not known (its one iteration binds
+    /// the loop variables as unknown).
+    pub loop_unknown: Option<Arc<super::LoopUnknown>>,
     pub tv: TaskVars<'s>,
     pub(crate) fs: &'s crate::load::FsMemo,
     command: OnceLock<Option<String>>,
@@ -128,8 +133,11 @@ impl<'s> Facts<'s> {
         held.get_or_insert_with(|| {
             let pv = &scope.play_vars[self.reach.play_vars];
             let base = TaskVars::new(pv, Some(self.reach.inst));
-            let iteration = |item: Option<serde_json::Value>, tv: TaskVars<'s>| Iteration {
+            let iteration = |item: Option<serde_json::Value>,
+                             loop_unknown: Option<Arc<super::LoopUnknown>>,
+                             tv: TaskVars<'s>| Iteration {
                 item,
+                loop_unknown,
                 tv,
                 fs: scope.fs,
                 command: OnceLock::new(),
@@ -137,17 +145,28 @@ impl<'s> Facts<'s> {
                 conds: OnceLock::new(),
                 args: OnceLock::new(),
             };
-            match loop_items(self.reach.inst, &base) {
-                Some(items) if !items.is_empty() => items
-                    .into_iter()
-                    .map(|it| {
+            let inst = self.reach.inst;
+            let control = inst.task.loop_control.as_deref();
+            match super::loop_items(inst, &base, scope.fs) {
+                Some(super::LoopItems::Known(items)) if !items.is_empty() => (0..items.len())
+                    .map(|i| {
+                        let bound = super::loops::bindings(control, &base, &items, i);
                         iteration(
-                            Some(it.clone()),
-                            TaskVars::new(pv, Some(self.reach.inst)).with_item(it),
+                            Some(items[i].clone()),
+                            None,
+                            TaskVars::new(pv, Some(inst)).with_loop(bound),
                         )
                     })
                     .collect(),
-                _ => vec![iteration(None, base)],
+                Some(super::LoopItems::Unknown(why)) => {
+                    let bound = super::loops::unknown_bindings(control, &why);
+                    vec![iteration(
+                        None,
+                        Some(Arc::new(why)),
+                        TaskVars::new(pv, Some(inst)).with_loop(bound),
+                    )]
+                }
+                _ => vec![iteration(None, None, base)],
             }
         });
         Iterations { held }
@@ -218,14 +237,4 @@ pub fn read_role_file(
         .into_iter()
         .find(|p| fs.is_file(p))
         .and_then(|p| fs.text_bounded(&p))
-}
-
-/// The loop items of a task when they are known statically.
-pub fn loop_items(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<Vec<serde_json::Value>> {
-    let node = inst.task.loop_items.as_ref()?;
-    match tv.value(node) {
-        LookupOwned::Value(serde_json::Value::Array(items)) => Some(items),
-        LookupOwned::Value(v @ serde_json::Value::String(_)) => Some(vec![v]),
-        _ => None,
-    }
 }

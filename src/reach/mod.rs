@@ -9,14 +9,16 @@
 
 mod iteration;
 mod listing;
+mod loops;
 mod per_task;
 mod view;
 mod when;
 
 pub use iteration::{
-    Facts, Iteration, Iterations, arg_text, command_text, json_text, loop_items, read_role_file,
+    Facts, Iteration, Iterations, arg_text, command_text, json_text, read_role_file,
 };
 pub use listing::{IterationEffects, effects_by_task};
+pub use loops::{LoopItems, LoopUnknown, bindings as loop_bindings, loop_items};
 pub use per_task::{internal_errors, per_task, per_task_from_end};
 pub use view::IterView;
 pub use when::{
