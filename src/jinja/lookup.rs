@@ -556,7 +556,12 @@ impl Seq {
 }
 
 /// The parts of a shortcut term: start, end, stride, format.
-type Shortcut<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, Option<&'a str>);
+type Shortcut<'a> = (
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
 
 /// The plugin's `SHORTCUT` regex: `^((0?x?[0-9a-f]+)-)?(0?x?[0-9a-f]+)(/(0?x?[0-9a-f]+))?(:(.+))?$`
 /// (case-insensitive): start, end, stride, format.

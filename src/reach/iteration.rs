@@ -160,10 +160,13 @@ impl<'s> Facts<'s> {
                     .collect(),
                 Some(super::LoopItems::Unknown(why)) => {
                     let bound = super::loops::unknown_bindings(control, &why);
+                    let shown: Arc<str> = why.to_string().into();
                     vec![iteration(
                         None,
                         Some(Arc::new(why)),
-                        TaskVars::new(pv, Some(inst)).with_loop(bound),
+                        TaskVars::new(pv, Some(inst))
+                            .with_loop(bound)
+                            .with_loop_why(shown),
                     )]
                 }
                 _ => vec![iteration(None, None, base)],
@@ -192,15 +195,36 @@ pub fn json_text(v: &serde_json::Value) -> String {
     }
 }
 
-/// An argument's text after rendering (the template as written when unknown).
+/// An argument's text after rendering (the template as written when
+/// unknown, but `<unknown: item from a loop over found (registered
+/// result)>` (starting with [`UNKNOWN_ITEM`]) when it rests on the item of
+/// a loop whose items are not known: `{{ item.key }}` is never taken for a
+/// name).
 pub fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
     match tv.value(node) {
         LookupOwned::Value(v) => json_text(&v),
-        _ => node
-            .scalar_text()
-            .unwrap_or_else(|| node.to_json().to_string()),
+        _ => {
+            let text = node
+                .scalar_text()
+                .unwrap_or_else(|| node.to_json().to_string());
+            let mut unknown = tv.unknown_loop_vars().peekable();
+            if unknown.peek().is_some() {
+                let used = crate::jinja::referenced_variables(&text);
+                if let Some(n) = unknown.find(|n| used.iter().any(|u| u == n)) {
+                    return format!(
+                        "{UNKNOWN_ITEM}{n} from a loop over {}>",
+                        tv.loop_why().unwrap_or("unknown items")
+                    );
+                }
+            }
+            text
+        }
     }
 }
+
+/// How the text of an argument that rests on the item of a loop whose
+/// items are not known starts (the iteration's `loop_unknown` says why).
+pub const UNKNOWN_ITEM: &str = "<unknown: ";
 
 pub fn command_text(inst: &TaskInstance, it: &Iteration<'_>) -> Option<String> {
     let t = &inst.task;

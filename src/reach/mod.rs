@@ -15,7 +15,7 @@ mod view;
 mod when;
 
 pub use iteration::{
-    Facts, Iteration, Iterations, arg_text, command_text, json_text, read_role_file,
+    Facts, Iteration, Iterations, UNKNOWN_ITEM, arg_text, command_text, json_text, read_role_file,
 };
 pub use listing::{IterationEffects, effects_by_task};
 pub use loops::{LoopItems, LoopUnknown, bindings as loop_bindings, loop_items};

@@ -73,6 +73,9 @@ pub struct TaskVars<'a> {
     /// The loop variables bound for one iteration (`item` or the
     /// `loop_var`, `index_var`, `ansible_loop`...), known or unknown.
     pub(super) bound: Vec<(String, LookupOwned)>,
+    /// Why the loop variables bound as unknown are (`found (registered
+    /// result)`), for what is shown in their place.
+    pub(super) loop_why: Option<Arc<str>>,
     /// The task instance (its role gives `role_path`, `role_name`...).
     pub(super) inst: Option<&'a TaskInstance>,
     pub(super) scopes: &'a [Arc<VarLayer>],
@@ -125,6 +128,7 @@ impl<'a> TaskVars<'a> {
         TaskVars {
             play,
             bound: Vec::new(),
+            loop_why: None,
             inst: None,
             scopes,
             memo: Slot::new(HashMap::default()),
@@ -151,6 +155,29 @@ impl<'a> TaskVars<'a> {
     pub fn with_loop(mut self, bound: Vec<(String, LookupOwned)>) -> Self {
         self.bound = bound;
         self
+    }
+
+    /// The same iteration with the reason its unknown loop variables are
+    /// unknown.
+    #[must_use]
+    pub fn with_loop_why(mut self, why: Arc<str>) -> Self {
+        self.loop_why = Some(why);
+        self
+    }
+
+    /// Why the loop variables bound as unknown are.
+    #[must_use]
+    pub fn loop_why(&self) -> Option<&str> {
+        self.loop_why.as_deref()
+    }
+
+    /// The loop variables bound as unknown for this iteration (the one
+    /// iteration of a loop whose items are not known).
+    pub fn unknown_loop_vars(&self) -> impl Iterator<Item = &str> {
+        self.bound
+            .iter()
+            .filter(|(_, v)| !matches!(v, LookupOwned::Value(_)))
+            .map(|(n, _)| n.as_str())
     }
 
     /// Whether `name` is a loop variable bound for this iteration.

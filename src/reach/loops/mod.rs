@@ -15,6 +15,8 @@
 //! item list is bounded by [`crate::jinja::MAX_LOOKUP_ITEMS`].
 
 mod files;
+#[cfg(test)]
+mod tests;
 
 use crate::ansible::project::TaskInstance;
 use crate::ansible::task::LoopControl;
@@ -156,9 +158,9 @@ fn with_lookup(src: &LoopSource<'_, '_>, name: &str, node: &Node) -> LoopItems {
 fn unrun_lookup(name: &str) -> LoopUnknown {
     let short = jinja::lookup_name(name);
     let why = if jinja::RUNTIME_LOOKUPS.contains(&short) || jinja::RUNTIME_LOOKUPS.contains(&name) {
-        format!("lookup `{short}` runs on the controller at run time (never run by preflint)")
+        format!("lookup `{short}` runs on the controller")
     } else {
-        format!("lookup `{name}` is not modelled (never run by preflint)")
+        format!("lookup `{name}` not modelled")
     };
     LoopUnknown::new(format!("with_{name}"), why, UnknownWhy::Lookup)
 }
