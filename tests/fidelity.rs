@@ -1,0 +1,79 @@
+//! Roles written the way public roles write them, read as Ansible reads
+//! them (issue 42): `with_dict` over combined dicts, a role run from its
+//! own playbook through `{{ playbook_dir }}`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn tree(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("test-repos/fidelity")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// `preflint sysctl --format json` of a fixture: each key with its value
+/// now and the file it is written to.
+fn sysctls(name: &str) -> Vec<(String, String, String)> {
+    let out = Command::new(env!("CARGO_BIN_EXE_preflint"))
+        .args(["sysctl", "--format", "json", &tree(name)])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run preflint");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let mut found: Vec<(String, String, String)> = v
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|s| {
+            let text = |k: &str| s[k].as_str().unwrap_or_default().to_string();
+            (text("key"), text("now"), text("now_file"))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn with_dict_over_combined_dicts_sets_each_sysctl() {
+    let file = "/etc/sysctl.d/90-x.conf".to_string();
+    assert_eq!(
+        sysctls("with-dict-sysctl"),
+        [
+            ("kernel.randomize_va_space".into(), "2".into(), file.clone()),
+            ("net.ipv4.ip_forward".into(), "1".into(), file),
+        ]
+    );
+}
+
+#[test]
+fn a_role_run_from_its_own_playbook_dir_is_analysed() {
+    assert_eq!(
+        sysctls("playbook-dir-role"),
+        [(
+            "net.ipv4.ip_forward".to_string(),
+            "1".to_string(),
+            "/etc/sysctl.d/80-forward.conf".to_string()
+        )]
+    );
+}
+
+#[test]
+fn help_states_the_ansible_core_release_modelled() {
+    let out = Command::new(env!("CARGO_BIN_EXE_preflint"))
+        .arg("--help")
+        .output()
+        .expect("run preflint");
+    let (major, minor, revision) = preflint::vars::ANSIBLE_CORE_VERSION;
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains(&format!("ansible-core {major}.{minor}.{revision}")),
+        "{help}"
+    );
+}
