@@ -77,3 +77,75 @@ fn help_states_the_ansible_core_release_modelled() {
         "{help}"
     );
 }
+
+#[test]
+fn an_include_loop_passes_its_loop_var_down() {
+    let file = "/etc/sysctl.d/70-forward.conf".to_string();
+    assert_eq!(
+        sysctls("include-loop"),
+        [
+            ("net.ipv4.ip_forward".into(), "1".into(), file.clone()),
+            ("net.ipv6.conf.all.forwarding".into(), "1".into(), file),
+        ]
+    );
+}
+
+/// The command lines `preflint tasks --effects` finds in a fixture.
+fn command_lines(name: &str, extra: &[&str]) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_preflint"))
+        .args(["tasks", "--effects", "--format", "json", &tree(name)])
+        .args(extra)
+        .output()
+        .expect("run preflint");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut lines = Vec::new();
+    let mut todo = vec![&v];
+    while let Some(x) = todo.pop() {
+        match x {
+            serde_json::Value::Object(m) => {
+                if m.get("effect").and_then(serde_json::Value::as_str) == Some("command") {
+                    lines.push(m["line"].as_str().unwrap_or_default().to_string());
+                }
+                todo.extend(m.values());
+            }
+            serde_json::Value::Array(items) => todo.extend(items),
+            _ => {}
+        }
+    }
+    lines
+}
+
+#[test]
+fn magic_variables_are_ansibles() {
+    let inventory = tree("magic-vars/hosts.ini");
+    // What ansible-core 2.19.14 prints for the same expression (see the
+    // fixture's site.yml); magic variables win over extra vars.
+    assert_eq!(
+        command_lines(
+            "magic-vars",
+            &[
+                "-i",
+                &inventory,
+                "-e",
+                "playbook_dir=x",
+                "-e",
+                "ansible_check_mode=true"
+            ]
+        ),
+        ["echo m1 ['k8s', 'masters'] ['m1', 'w1', 'w2'] ['m1'] probe False 2.19.14 True"]
+    );
+    // Without an inventory the host's names are not known.
+    let lines = command_lines("magic-vars", &[]);
+    assert_eq!(lines.len(), 1);
+    assert!(
+        lines[0].contains("{{ inventory_hostname }}"),
+        "{}",
+        lines[0]
+    );
+}

@@ -146,31 +146,20 @@ impl<'s> Facts<'s> {
                 args: OnceLock::new(),
             };
             let inst = self.reach.inst;
-            let control = inst.task.loop_control.as_deref();
-            match super::loop_items(inst, &base, scope.fs) {
-                Some(super::LoopItems::Known(items)) if !items.is_empty() => (0..items.len())
-                    .map(|i| {
-                        let bound = super::loops::bindings(control, &base, &items, i);
-                        iteration(
-                            Some(items[i].clone()),
-                            None,
-                            TaskVars::new(pv, Some(inst)).with_loop(bound),
-                        )
-                    })
-                    .collect(),
-                Some(super::LoopItems::Unknown(why)) => {
-                    let bound = super::loops::unknown_bindings(control, &why);
-                    let shown: Arc<str> = why.to_string().into();
-                    vec![iteration(
-                        None,
-                        Some(Arc::new(why)),
-                        TaskVars::new(pv, Some(inst))
-                            .with_loop(bound)
-                            .with_loop_why(shown),
-                    )]
-                }
-                _ => vec![iteration(None, None, base)],
+            let planned = super::loops::plan(inst, &base, scope.fs);
+            if planned.is_empty() {
+                return vec![iteration(None, None, base)];
             }
+            planned
+                .into_iter()
+                .map(|p| {
+                    let mut tv = TaskVars::new(pv, Some(inst)).with_loop(p.bound);
+                    if let Some(why) = &p.unknown {
+                        tv = tv.with_loop_why(why.to_string().into());
+                    }
+                    iteration(p.item, p.unknown.map(Arc::new), tv)
+                })
+                .collect()
         });
         Iterations { held }
     }

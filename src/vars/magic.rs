@@ -58,3 +58,114 @@ impl TaskVars<'_> {
         Some(LookupOwned::Value(v))
     }
 }
+
+/// The magic variables the inventory gives a play (`groups`,
+/// `ansible_play_hosts`...; `inventory_hostname` and `group_names` when
+/// the play runs on one host only), as a layer above every other
+/// definition. Hosts are listed sorted where Ansible keeps the order the
+/// inventory defines them in; names only known per host of several, and
+/// `inventory_dir`/`inventory_file`/`hostvars`, stay run-time names.
+pub(super) fn inventory_layer(
+    inv: &crate::ansible::inventory::Inventory,
+    hosts_pattern: &str,
+    span: crate::source::Span,
+) -> crate::ansible::project::VarLayer {
+    use crate::yaml::{Node, Tag, Value as Y};
+    use std::collections::BTreeSet;
+    let node = |value: Y| Node {
+        value,
+        span,
+        tag: Tag::Unsafe,
+        quoted: false,
+    };
+    let text = |s: &str| node(Y::Str(s.to_string()));
+    let list = |items: &BTreeSet<String>| node(Y::Seq(items.iter().map(|h| text(h)).collect()));
+    let all: BTreeSet<String> = inv.host_vars.keys().cloned().collect();
+    let groups: Vec<(Node, Node)> = inv
+        .groups
+        .keys()
+        .map(|g| {
+            let hosts = if g == "all" {
+                all.clone()
+            } else {
+                hosts_of(inv, g)
+            };
+            (text(g), list(&hosts))
+        })
+        .collect();
+    let mut pairs = vec![(text("groups"), node(Y::Map(groups)))];
+    if let Some(hosts) = play_hosts(inv, hosts_pattern, &all) {
+        for name in [
+            "ansible_play_hosts",
+            "ansible_play_hosts_all",
+            "ansible_play_batch",
+        ] {
+            pairs.push((text(name), list(&hosts)));
+        }
+        if let [host] = hosts.iter().collect::<Vec<_>>()[..] {
+            pairs.push((text("inventory_hostname"), text(host)));
+            let short = host.split('.').next().unwrap_or(host);
+            pairs.push((text("inventory_hostname_short"), text(short)));
+            let names: BTreeSet<String> = inv
+                .groups_of(host)
+                .into_iter()
+                .filter(|g| g != "all")
+                .collect();
+            pairs.push((text("group_names"), list(&names)));
+        }
+    }
+    crate::ansible::project::VarLayer {
+        kind: crate::ansible::project::LayerKind::Magic,
+        node: node(Y::Map(pairs)),
+    }
+}
+
+/// The hosts of a group and of its children.
+fn hosts_of(
+    inv: &crate::ansible::inventory::Inventory,
+    group: &str,
+) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = vec![group.to_string()];
+    while let Some(g) = todo.pop() {
+        if !seen.insert(g.clone()) {
+            continue;
+        }
+        if let Some(grp) = inv.groups.get(&g) {
+            out.extend(grp.hosts.iter().cloned());
+            todo.extend(grp.children.iter().cloned());
+        }
+    }
+    out
+}
+
+/// The hosts a plain pattern (group and host names joined by `:` or `,`)
+/// selects; `None` for patterns with exclusions, intersections, ranges,
+/// wildcards, regexes or templates, which are not modelled here.
+fn play_hosts(
+    inv: &crate::ansible::inventory::Inventory,
+    pattern: &str,
+    all: &std::collections::BTreeSet<String>,
+) -> Option<std::collections::BTreeSet<String>> {
+    if pattern.contains(['!', '&', '[', '*', '?', '~', '{']) {
+        return None;
+    }
+    let mut out = std::collections::BTreeSet::new();
+    for part in pattern
+        .split([':', ','])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        if part == "all" {
+            out.extend(all.iter().cloned());
+        } else if inv.groups.contains_key(part) {
+            out.extend(hosts_of(inv, part));
+        } else if all.contains(part) {
+            out.insert(part.to_string());
+        } else {
+            return None;
+        }
+    }
+    Some(out)
+}

@@ -64,7 +64,7 @@ impl TaskVars<'_> {
     pub(super) fn winner_from(&self, name: &str) -> (Option<Definition>, bool) {
         let defs = self.play.refs(name);
         // Magic variables, then extra vars, beat everything, scopes included.
-        if let Some(e) = defs.iter().rev().find(|d| d.rank >= 30) {
+        if let Some(e) = defs.last().filter(|d| d.rank >= 30) {
             return (Some(self.play.definition(*e)), false);
         }
         let mut best_rank = defs.last().map(|d| d.rank);

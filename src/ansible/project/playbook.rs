@@ -236,6 +236,7 @@ impl Builder<'_> {
             blocks: Arc::new([]),
             tags: task::string_list(node.get("tags")).into(),
             duplicate: false,
+            outer_loops: Arc::new([]),
         };
         let sections = [
             ("pre_tasks", Section::PreTasks),

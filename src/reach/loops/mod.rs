@@ -89,8 +89,19 @@ pub fn loop_items(
     tv: &TaskVars<'_>,
     fs: &crate::load::FsMemo,
 ) -> Option<LoopItems> {
-    let node = inst.task.loop_items.as_ref()?;
-    let kind = inst.task.loop_kind.as_deref().unwrap_or("loop");
+    loop_items_of(&inst.task, inst, tv, fs)
+}
+
+/// The items of `task`'s loop (`inst`'s own task, or a dynamic include
+/// it is reached through), seen from `inst`.
+fn loop_items_of(
+    task: &crate::ansible::task::Task,
+    inst: &TaskInstance,
+    tv: &TaskVars<'_>,
+    fs: &crate::load::FsMemo,
+) -> Option<LoopItems> {
+    let node = task.loop_items.as_ref()?;
+    let kind = task.loop_kind.as_deref().unwrap_or("loop");
     let src = LoopSource { tv, fs, inst };
     let items = if kind == "loop" {
         match src.value(node) {
@@ -347,6 +358,105 @@ pub fn unknown_bindings(
             "ansible_index_var".into(),
             LookupOwned::Value(Value::String(iv)),
         ));
+    }
+    out
+}
+
+/// One iteration of a task, planned: its own loop item (when it loops and
+/// the items are known), the loop variables it binds (its own and those of
+/// the dynamic includes with a loop it is reached through), and why its
+/// items are unknown.
+pub struct Planned {
+    pub item: Option<Value>,
+    pub bound: Vec<(String, LookupOwned)>,
+    pub unknown: Option<LoopUnknown>,
+}
+
+/// The iterations of `inst`: one per combination of the items of the
+/// includes' loops it is reached through and of its own loop, the own
+/// loop's variables first (they win over the includes'). Empty when
+/// neither it nor an include above it loops. Bounded: past
+/// [`jinja::MAX_LOOKUP_ITEMS`] combinations, one iteration with every loop
+/// variable unknown.
+#[must_use]
+pub fn plan(inst: &TaskInstance, tv: &TaskVars<'_>, fs: &crate::load::FsMemo) -> Vec<Planned> {
+    let mut loops: Vec<(&crate::ansible::task::Task, LoopItems)> = Vec::new();
+    for outer in inst.outer_loops.iter() {
+        if let Some(items) = loop_items_of(outer, inst, tv, fs) {
+            loops.push((outer, items));
+        }
+    }
+    let own = loop_items_of(&inst.task, inst, tv, fs);
+    if own.is_none() && loops.is_empty() {
+        return Vec::new();
+    }
+    let own_loops = own.is_some();
+    if let Some(items) = own {
+        loops.push((&inst.task, items));
+    }
+    let combinations = loops.iter().try_fold(1usize, |n, (_, l)| match l {
+        LoopItems::Known(items) => n.checked_mul(items.len().max(1)),
+        LoopItems::Unknown(_) => Some(n),
+    });
+    if combinations.is_none_or(|n| n > jinja::MAX_LOOKUP_ITEMS) {
+        let why = too_many();
+        let bound = loops
+            .iter()
+            .rev()
+            .flat_map(|(t, _)| unknown_bindings(t.loop_control.as_deref(), &why))
+            .collect();
+        return vec![Planned {
+            item: None,
+            bound,
+            unknown: Some(why),
+        }];
+    }
+    // An empty loop runs nothing, whatever loops around it.
+    if loops
+        .iter()
+        .any(|(_, l)| matches!(l, LoopItems::Known(items) if items.is_empty()))
+    {
+        return vec![Planned {
+            item: None,
+            bound: Vec::new(),
+            unknown: None,
+        }];
+    }
+    let mut out = vec![Planned {
+        item: None,
+        bound: Vec::new(),
+        unknown: None,
+    }];
+    let last = loops.len() - 1;
+    for (depth, (task, items)) in loops.iter().enumerate() {
+        let control = task.loop_control.as_deref();
+        let is_own = own_loops && depth == last;
+        let mut next = Vec::with_capacity(out.len());
+        for p in out {
+            match items {
+                LoopItems::Known(list) => {
+                    for i in 0..list.len() {
+                        let mut bound = bindings(control, tv, list, i);
+                        bound.extend(p.bound.iter().cloned());
+                        next.push(Planned {
+                            item: if is_own { Some(list[i].clone()) } else { None },
+                            bound,
+                            unknown: p.unknown.clone(),
+                        });
+                    }
+                }
+                LoopItems::Unknown(why) => {
+                    let mut bound = unknown_bindings(control, why);
+                    bound.extend(p.bound.iter().cloned());
+                    next.push(Planned {
+                        item: None,
+                        bound,
+                        unknown: Some(p.unknown.clone().unwrap_or_else(|| why.clone())),
+                    });
+                }
+            }
+        }
+        out = next;
     }
     out
 }
