@@ -76,7 +76,7 @@ fn every_loop_of_the_fixture_gives_ansibles_items() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 23);
+    assert_eq!(checked, 31);
 }
 
 #[test]
