@@ -64,7 +64,9 @@
 //! expression tree, `template` renders templates, `names` lists the
 //! variables a source uses, `py` is Python's value semantics, `ansible`
 //! Ansible's filters and tests, `version` the `version` test, `env` the
-//! minijinja environment for what is delegated to it, and `bounds` what
+//! minijinja environment for what is delegated to it, `lookup` the pure
+//! lookup plugins (`lookup()`/`query()` and `with_<lookup>`; those that
+//! read files are the caller's [`VarSource::run_lookup`]), and `bounds` what
 //! keeps every evaluation finite; `builtins` holds Python's slicing, `range()`
 //! and the methods templates call on values.
 

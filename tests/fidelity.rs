@@ -84,7 +84,22 @@ fn an_include_loop_passes_its_loop_var_down() {
     assert_eq!(
         sysctls("include-loop"),
         [
+            (
+                "net.ipv4.conf.all.accept_redirects".into(),
+                "0".into(),
+                file.clone()
+            ),
+            (
+                "net.ipv4.conf.default.accept_redirects".into(),
+                "0".into(),
+                file.clone()
+            ),
             ("net.ipv4.ip_forward".into(), "1".into(), file.clone()),
+            (
+                "net.ipv6.conf.all.accept_redirects".into(),
+                "0".into(),
+                file.clone()
+            ),
             ("net.ipv6.conf.all.forwarding".into(), "1".into(), file),
         ]
     );

@@ -146,14 +146,15 @@ impl<'s> Facts<'s> {
                 args: OnceLock::new(),
             };
             let inst = self.reach.inst;
-            let planned = super::loops::plan(inst, &base, scope.fs);
+            let tv_with = |bound| TaskVars::new(pv, Some(inst)).with_loop(bound);
+            let planned = super::loops::plan(inst, scope.fs, &tv_with);
             if planned.is_empty() {
                 return vec![iteration(None, None, base)];
             }
             planned
                 .into_iter()
                 .map(|p| {
-                    let mut tv = TaskVars::new(pv, Some(inst)).with_loop(p.bound);
+                    let mut tv = tv_with(p.bound);
                     if let Some(why) = &p.unknown {
                         tv = tv.with_loop_why(why.to_string().into());
                     }

@@ -373,70 +373,47 @@ pub struct Planned {
 }
 
 /// The iterations of `inst`: one per combination of the items of the
-/// includes' loops it is reached through and of its own loop, the own
-/// loop's variables first (they win over the includes'). Empty when
-/// neither it nor an include above it loops. Bounded: past
-/// [`jinja::MAX_LOOKUP_ITEMS`] combinations, one iteration with every loop
-/// variable unknown.
-#[must_use]
-pub fn plan(inst: &TaskInstance, tv: &TaskVars<'_>, fs: &crate::load::FsMemo) -> Vec<Planned> {
-    let mut loops: Vec<(&crate::ansible::task::Task, LoopItems)> = Vec::new();
-    for outer in inst.outer_loops.iter() {
-        if let Some(items) = loop_items_of(outer, inst, tv, fs) {
-            loops.push((outer, items));
-        }
-    }
-    let own = loop_items_of(&inst.task, inst, tv, fs);
-    if own.is_none() && loops.is_empty() {
-        return Vec::new();
-    }
-    let own_loops = own.is_some();
-    if let Some(items) = own {
-        loops.push((&inst.task, items));
-    }
-    let combinations = loops.iter().try_fold(1usize, |n, (_, l)| match l {
-        LoopItems::Known(items) => n.checked_mul(items.len().max(1)),
-        LoopItems::Unknown(_) => Some(n),
-    });
-    if combinations.is_none_or(|n| n > jinja::MAX_LOOKUP_ITEMS) {
-        let why = too_many();
-        let bound = loops
-            .iter()
-            .rev()
-            .flat_map(|(t, _)| unknown_bindings(t.loop_control.as_deref(), &why))
-            .collect();
-        return vec![Planned {
-            item: None,
-            bound,
-            unknown: Some(why),
-        }];
-    }
-    // An empty loop runs nothing, whatever loops around it.
-    if loops
+/// includes' loops it is reached through and of its own loop, each loop
+/// evaluated with the variables of the loops around it (`tv_with` gives
+/// the task's variables with those bound), the innermost loop's variables
+/// first (they win). Empty when neither the task nor an include above it
+/// loops. Bounded: past [`jinja::MAX_LOOKUP_ITEMS`] combinations, one
+/// iteration with every loop variable unknown.
+pub fn plan<'s>(
+    inst: &TaskInstance,
+    fs: &crate::load::FsMemo,
+    tv_with: &dyn Fn(Vec<(String, LookupOwned)>) -> TaskVars<'s>,
+) -> Vec<Planned> {
+    let loopers: Vec<&crate::ansible::task::Task> = inst
+        .outer_loops
         .iter()
-        .any(|(_, l)| matches!(l, LoopItems::Known(items) if items.is_empty()))
-    {
-        return vec![Planned {
-            item: None,
-            bound: Vec::new(),
-            unknown: None,
-        }];
-    }
+        .map(AsRef::as_ref)
+        .chain(std::iter::once(&*inst.task))
+        .filter(|t| t.loop_items.is_some())
+        .collect();
+    let Some(last) = loopers.len().checked_sub(1) else {
+        return Vec::new();
+    };
+    let own_loops = inst.task.loop_items.is_some();
     let mut out = vec![Planned {
         item: None,
         bound: Vec::new(),
         unknown: None,
     }];
-    let last = loops.len() - 1;
-    for (depth, (task, items)) in loops.iter().enumerate() {
+    for (depth, task) in loopers.iter().enumerate() {
         let control = task.loop_control.as_deref();
         let is_own = own_loops && depth == last;
-        let mut next = Vec::with_capacity(out.len());
+        let mut next = Vec::new();
         for p in out {
+            let tv = tv_with(p.bound.clone());
+            let items = loop_items_of(task, inst, &tv, fs).unwrap_or(LoopItems::Known(Vec::new()));
             match items {
+                // An empty loop runs nothing; kept as one iteration
+                // without an item, as a task whose loop is empty was.
+                LoopItems::Known(list) if list.is_empty() => next.push(p),
                 LoopItems::Known(list) => {
                     for i in 0..list.len() {
-                        let mut bound = bindings(control, tv, list, i);
+                        let mut bound = bindings(control, &tv, &list, i);
                         bound.extend(p.bound.iter().cloned());
                         next.push(Planned {
                             item: if is_own { Some(list[i].clone()) } else { None },
@@ -446,14 +423,27 @@ pub fn plan(inst: &TaskInstance, tv: &TaskVars<'_>, fs: &crate::load::FsMemo) ->
                     }
                 }
                 LoopItems::Unknown(why) => {
-                    let mut bound = unknown_bindings(control, why);
+                    let mut bound = unknown_bindings(control, &why);
                     bound.extend(p.bound.iter().cloned());
                     next.push(Planned {
                         item: None,
                         bound,
-                        unknown: Some(p.unknown.clone().unwrap_or_else(|| why.clone())),
+                        unknown: Some(p.unknown.clone().unwrap_or(why)),
                     });
                 }
+            }
+            if next.len() > jinja::MAX_LOOKUP_ITEMS {
+                let why = too_many();
+                let bound = loopers
+                    .iter()
+                    .rev()
+                    .flat_map(|t| unknown_bindings(t.loop_control.as_deref(), &why))
+                    .collect();
+                return vec![Planned {
+                    item: None,
+                    bound,
+                    unknown: Some(why),
+                }];
             }
         }
         out = next;
