@@ -137,3 +137,31 @@ fn an_unknown_item_is_never_rendered_into_an_argument() {
         Some("/etc/sysctl.d/90-x.conf")
     );
 }
+
+#[test]
+fn nested_include_loops_that_explode_are_cut_to_one_unknown_iteration() {
+    let dir = crate::check::testing::tree(&[
+        ("site.yml", "- hosts: all\n  roles: [r]\n"),
+        (
+            "roles/r/tasks/main.yml",
+            "- include_tasks: inner.yml\n  loop: \"{{ range(200) | list }}\"\n  loop_control: {loop_var: outer}\n",
+        ),
+        (
+            "roles/r/tasks/inner.yml",
+            "- command: \"echo {{ outer }} {{ item }}\"\n  loop: \"{{ range(200) | list }}\"\n",
+        ),
+    ]);
+    let l = crate::check::testing::load(dir.path());
+    let scope = Scope::new(&l.project, &l.extra, None);
+    let reached = scope.reached();
+    let facts = reached
+        .iter()
+        .find(|f| f.reach.inst.task.module == "ansible.builtin.command")
+        .expect("the inner task");
+    let iters = facts.iterations(&scope);
+    assert_eq!(iters.len(), 1);
+    let why = iters[0].loop_unknown.as_deref().expect("cut");
+    assert!(why.why.contains("bound of preflint"), "{why}");
+    let line = iters[0].command(facts.reach.inst).expect("a command");
+    assert!(line.starts_with(crate::reach::UNKNOWN_ITEM), "{line}");
+}
