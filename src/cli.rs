@@ -17,7 +17,9 @@ use std::path::PathBuf;
     version,
     about = "Reads Ansible role trees without running them and tells who prepares each Kubernetes node concern.",
     long_about = "preflint reads Ansible content (playbooks, roles, inventories) the way Ansible does, \
-without running it, never writing into the tree it reads and needing no network.\n\n\
+without running it, never writing into the tree it reads and needing no network. \
+It evaluates loops, lookups, filters and magic variables as ansible-core 2.19.14 does \
+(`ansible_version`).\n\n\
 Examples:\n  preflint tasks test-repos/mini-kubespray\n  preflint tasks --playbook cluster.yml --format json ~/kubespray"
 )]
 pub struct Cli {

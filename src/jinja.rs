@@ -64,7 +64,9 @@
 //! expression tree, `template` renders templates, `names` lists the
 //! variables a source uses, `py` is Python's value semantics, `ansible`
 //! Ansible's filters and tests, `version` the `version` test, `env` the
-//! minijinja environment for what is delegated to it, and `bounds` what
+//! minijinja environment for what is delegated to it, `lookup` the pure
+//! lookup plugins (`lookup()`/`query()` and `with_<lookup>`; those that
+//! read files are the caller's [`VarSource::run_lookup`]), and `bounds` what
 //! keeps every evaluation finite; `builtins` holds Python's slicing, `range()`
 //! and the methods templates call on values.
 
@@ -74,6 +76,7 @@ mod builtins;
 mod env;
 mod escape;
 mod eval;
+mod lookup;
 mod names;
 mod py;
 mod template;
@@ -82,6 +85,10 @@ mod tests;
 mod version;
 
 pub use escape::escape_backslashes;
+pub use lookup::{
+    LookupOutcome, MAX_LOOKUP_ITEMS, RUNTIME_LOOKUPS, pure_lookup, short_name as lookup_name,
+    unwrap_lookup,
+};
 
 use bounds::{Nesting, parseable, spend};
 use env::{ENV, Fail};
@@ -177,6 +184,18 @@ pub enum Lookup {
 /// [`TOTAL_FUEL`]); it should memoize, as the same name may be asked often.
 pub trait VarSource {
     fn lookup(&self, name: &str) -> Lookup;
+
+    /// Runs a lookup plugin that is not pure (reads files on the
+    /// controller: `fileglob`, `first_found`, `file`, `template`) over
+    /// templated terms. `None`: not answered here (the lookup is unknown).
+    fn run_lookup(
+        &self,
+        _name: &str,
+        _terms: &[serde_json::Value],
+        _kwargs: &[(String, serde_json::Value)],
+    ) -> Option<LookupOutcome> {
+        None
+    }
 }
 
 /// A three-valued answer. `Unknown` lists what it depends on, sorted and deduplicated.

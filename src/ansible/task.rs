@@ -171,6 +171,8 @@ pub struct Task {
     pub when: Vec<Condition>,
     pub loop_items: Option<Node>,
     pub loop_kind: Option<String>,
+    /// `loop_control:` (absent: `item`, no index, not extended).
+    pub loop_control: Option<Box<LoopControl>>,
     pub register: Option<String>,
     pub tags: Vec<String>,
     pub notify: Vec<String>,
@@ -181,6 +183,43 @@ pub struct Task {
     pub include: Option<IncludeSpec>,
     /// For `import_role`/`include_role`: the action's mapping (role parameters).
     pub role_params: Option<Node>,
+}
+
+/// A task's `loop_control:` as Ansible's `LoopControl` reads it (`pause`
+/// and `break_when` change no item and are not kept).
+#[derive(Debug, Clone, Default)]
+pub struct LoopControl {
+    /// The name each item is bound to (`item` when absent).
+    pub loop_var: Option<String>,
+    /// The name the item's index (from 0) is bound to.
+    pub index_var: Option<String>,
+    /// What the output shows for each item (a template).
+    pub label: Option<Node>,
+    /// Whether `ansible_loop` is set (a boolean, maybe templated).
+    pub extended: Option<Node>,
+    /// Whether `ansible_loop.allitems` is set when extended (default true).
+    pub extended_allitems: Option<Node>,
+}
+
+impl LoopControl {
+    /// From the `loop_control:` mapping; `None` when it is not one.
+    fn read(node: &Node) -> Option<LoopControl> {
+        node.as_map()?;
+        let text = |k: &str| node.get(k).and_then(Node::scalar_text);
+        Some(LoopControl {
+            loop_var: text("loop_var"),
+            index_var: text("index_var"),
+            label: node.get("label").cloned(),
+            extended: node.get("extended").cloned(),
+            extended_allitems: node.get("extended_allitems").cloned(),
+        })
+    }
+
+    /// The name each item is bound to.
+    #[must_use]
+    pub fn loop_var(this: Option<&Self>) -> &str {
+        this.and_then(|c| c.loop_var.as_deref()).unwrap_or("item")
+    }
 }
 
 /// The last part of a module name (`template` for
@@ -210,6 +249,7 @@ impl Task {
             when: Vec::new(),
             loop_items: None,
             loop_kind: None,
+            loop_control: None,
             register: None,
             tags: Vec::new(),
             notify: Vec::new(),
@@ -482,6 +522,10 @@ fn read_task(
             .unwrap_or_default(),
         loop_items,
         loop_kind,
+        loop_control: node
+            .get("loop_control")
+            .and_then(LoopControl::read)
+            .map(Box::new),
         register: node.get("register").and_then(Node::scalar_text),
         tags: string_list(node.get("tags")),
         notify: string_list(node.get("notify")),

@@ -790,10 +790,54 @@ impl<'a> Evaluator<'a> {
         self.produced(r, e, e)
     }
 
+    /// `lookup(name, *terms, **kwargs)` / `query(...)`: pure lookups run
+    /// here, file lookups by the caller's [`VarSource::run_lookup`], the
+    /// others unknown (never run).
+    fn lookup_call(&mut self, wantlist: bool, c: &ast::Call<'_>, e: &Expr<'_>) -> Ev {
+        let args = match self.args(&c.args, e) {
+            Ok(a) => a,
+            Err(ev) => return ev,
+        };
+        let Some((name, terms)) = args.pos.split_first() else {
+            return Ev::unk(self.text(e), UnknownWhy::Lookup);
+        };
+        let Some(name) = name.as_str() else {
+            return Ev::unk(self.text(e), UnknownWhy::Lookup);
+        };
+        let terms: Vec<serde_json::Value> = terms.iter().map(py::to_json).collect();
+        let mut wantlist = wantlist;
+        let mut kwargs = Vec::new();
+        for (k, v) in &args.kw {
+            match k.as_str() {
+                "wantlist" => wantlist = py::truthy(v).unwrap_or(false),
+                // `errors=ignore/warn` changes what a failure gives: not modelled.
+                "errors" => return Ev::unk(self.text(e), UnknownWhy::Lookup),
+                _ => kwargs.push((k.clone(), py::to_json(v))),
+            }
+        }
+        let outcome = super::pure_lookup(name, &terms, &kwargs)
+            .or_else(|| self.vars.run_lookup(name, &terms, &kwargs));
+        match outcome {
+            Some(super::LookupOutcome::Items(items)) => {
+                let v = if wantlist {
+                    serde_json::Value::Array(items)
+                } else {
+                    super::unwrap_lookup(items)
+                };
+                self.produced(Ok(py::from_json(&v)), e, e)
+            }
+            Some(super::LookupOutcome::Failed(m)) => self.fail(Fail::Invalid(m), e),
+            Some(super::LookupOutcome::Unknown(_)) | None => {
+                Ev::unk(self.text(e), UnknownWhy::Lookup)
+            }
+        }
+    }
+
     fn call(&mut self, c: &ast::Call<'_>, e: &Expr<'_>) -> Ev {
         match &c.expr {
             Expr::Var(f) => match f.id {
-                "lookup" | "query" | "q" | "now" => Ev::unk(self.text(e), UnknownWhy::Lookup),
+                "lookup" | "query" | "q" => self.lookup_call(f.id != "lookup", c, e),
+                "now" => Ev::unk(self.text(e), UnknownWhy::Lookup),
                 "range" => match self.args(&c.args, e) {
                     Ok(args) => self.produced(range(&args), e, e),
                     Err(ev) => ev,

@@ -97,12 +97,18 @@ fn evaluate<'s>(scope: &'s Scope<'_>, facts: &Facts<'s>, root: &Path) -> Evaluat
     let loop_ = inst.task.loop_items.as_ref().map(|node| {
         let kind = inst.task.loop_kind.clone().unwrap_or_else(|| "loop".into());
         let base = scope.vars(&facts.reach);
-        match super::loop_items(inst, &base) {
-            Some(items) => LoopEval {
+        match super::loop_items(inst, &base, scope.fs) {
+            Some(super::LoopItems::Known(items)) => LoopEval {
                 kind,
                 known: true,
                 items: Some(items),
                 reason: None,
+            },
+            Some(super::LoopItems::Unknown(why)) => LoopEval {
+                kind,
+                known: false,
+                items: None,
+                reason: Some(why.to_string()),
             },
             None => LoopEval {
                 kind,

@@ -14,7 +14,12 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// One loop iteration of a reachable task (or the task itself without a loop).
 pub struct Iteration<'s> {
+    /// The loop item (`None` without a loop, or when the loop's items are
+    /// not known: then `loop_unknown` says why).
     pub item: Option<serde_json::Value>,
+    /// Why the task's loop items are not known (its one iteration binds
+    /// the loop variables as unknown).
+    pub loop_unknown: Option<Arc<super::LoopUnknown>>,
     pub tv: TaskVars<'s>,
     pub(crate) fs: &'s crate::load::FsMemo,
     command: OnceLock<Option<String>>,
@@ -63,16 +68,16 @@ impl Iteration<'_> {
     /// [`Scope::iteration_vars`]).
     #[must_use]
     pub fn rebind(&self) -> Rebind {
-        Rebind {
-            item: self.item.clone(),
-        }
+        let (bound, why) = self.tv.loop_binding();
+        Rebind { bound, why }
     }
 }
 
 /// The loop binding of one iteration (see [`Iteration::rebind`]).
 #[derive(Debug, Clone, Default)]
 pub struct Rebind {
-    item: Option<serde_json::Value>,
+    bound: Vec<(String, LookupOwned)>,
+    why: Option<Arc<str>>,
 }
 
 impl<'a> Scope<'a> {
@@ -80,9 +85,9 @@ impl<'a> Scope<'a> {
     /// for reading a task while another thread may hold its iterations.
     #[must_use]
     pub fn iteration_vars(&self, r: &Reach<'a>, bound: &Rebind) -> TaskVars<'_> {
-        let tv = self.vars(r);
-        match &bound.item {
-            Some(item) => tv.with_item(item.clone()),
+        let tv = self.vars(r).with_loop(bound.bound.clone());
+        match &bound.why {
+            Some(why) => tv.with_loop_why(Arc::clone(why)),
             None => tv,
         }
     }
@@ -157,8 +162,11 @@ impl<'s> Facts<'s> {
         held.get_or_insert_with(|| {
             let pv = &scope.play_vars[self.reach.play_vars];
             let base = TaskVars::new(pv, Some(self.reach.inst));
-            let iteration = |item: Option<serde_json::Value>, tv: TaskVars<'s>| Iteration {
+            let iteration = |item: Option<serde_json::Value>,
+                             loop_unknown: Option<Arc<super::LoopUnknown>>,
+                             tv: TaskVars<'s>| Iteration {
                 item,
+                loop_unknown,
                 tv,
                 fs: scope.fs,
                 command: OnceLock::new(),
@@ -166,18 +174,22 @@ impl<'s> Facts<'s> {
                 conds: OnceLock::new(),
                 args: OnceLock::new(),
             };
-            match loop_items(self.reach.inst, &base) {
-                Some(items) if !items.is_empty() => items
-                    .into_iter()
-                    .map(|it| {
-                        iteration(
-                            Some(it.clone()),
-                            TaskVars::new(pv, Some(self.reach.inst)).with_item(it),
-                        )
-                    })
-                    .collect(),
-                _ => vec![iteration(None, base)],
+            let inst = self.reach.inst;
+            let tv_with = |bound| TaskVars::new(pv, Some(inst)).with_loop(bound);
+            let planned = super::loops::plan(inst, scope.fs, &tv_with);
+            if planned.is_empty() {
+                return vec![iteration(None, None, base)];
             }
+            planned
+                .into_iter()
+                .map(|p| {
+                    let mut tv = tv_with(p.bound);
+                    if let Some(why) = &p.unknown {
+                        tv = tv.with_loop_why(why.to_string().into());
+                    }
+                    iteration(p.item, p.unknown.map(Arc::new), tv)
+                })
+                .collect()
         });
         Iterations { held }
     }
@@ -202,15 +214,36 @@ pub fn json_text(v: &serde_json::Value) -> String {
     }
 }
 
-/// An argument's text after rendering (the template as written when unknown).
+/// An argument's text after rendering (the template as written when
+/// unknown, but `<unknown: item from a loop over found (registered
+/// result)>` (starting with [`UNKNOWN_ITEM`]) when it rests on the item of
+/// a loop whose items are not known: `{{ item.key }}` is never taken for a
+/// name).
 pub fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
     match tv.value(node) {
         LookupOwned::Value(v) => json_text(&v),
-        _ => node
-            .scalar_text()
-            .unwrap_or_else(|| node.to_json().to_string()),
+        _ => {
+            let text = node
+                .scalar_text()
+                .unwrap_or_else(|| node.to_json().to_string());
+            let mut unknown = tv.unknown_loop_vars().peekable();
+            if unknown.peek().is_some() {
+                let used = crate::jinja::referenced_variables(&text);
+                if let Some(n) = unknown.find(|n| used.iter().any(|u| u == n)) {
+                    return format!(
+                        "{UNKNOWN_ITEM}{n} from a loop over {}>",
+                        tv.loop_why().unwrap_or("unknown items")
+                    );
+                }
+            }
+            text
+        }
     }
 }
+
+/// How the text of an argument that rests on the item of a loop whose
+/// items are not known starts (the iteration's `loop_unknown` says why).
+pub const UNKNOWN_ITEM: &str = "<unknown: ";
 
 pub fn command_text(inst: &TaskInstance, it: &Iteration<'_>) -> Option<String> {
     let t = &inst.task;
@@ -247,14 +280,4 @@ pub fn read_role_file(
         .into_iter()
         .find(|p| fs.is_file(p))
         .and_then(|p| fs.text_bounded(&p))
-}
-
-/// The loop items of a task when they are known statically.
-pub fn loop_items(inst: &TaskInstance, tv: &TaskVars<'_>) -> Option<Vec<serde_json::Value>> {
-    let node = inst.task.loop_items.as_ref()?;
-    match tv.value(node) {
-        LookupOwned::Value(serde_json::Value::Array(items)) => Some(items),
-        LookupOwned::Value(v @ serde_json::Value::String(_)) => Some(vec![v]),
-        _ => None,
-    }
 }

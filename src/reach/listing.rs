@@ -18,6 +18,9 @@ pub struct IterationEffects {
     /// The loop item; `null` when the task does not loop (or its items are
     /// not known statically).
     pub item: Option<serde_json::Value>,
+    /// Why the loop's items are not known (then `item` is `null`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub item_unknown: Option<super::LoopUnknown>,
     /// Whether the iteration's conditions hold.
     pub when: WhenStatus,
     pub effects: Vec<Effect>,
@@ -51,6 +54,7 @@ pub fn effects_by_task<'s>(
                     // something to show.
                     (!effects.is_empty()).then(|| IterationEffects {
                         item: it.item.clone(),
+                        item_unknown: it.loop_unknown.as_deref().cloned(),
                         when: it.conditions(sources, r.inst).status(),
                         effects: effects.to_vec(),
                     })

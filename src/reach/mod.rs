@@ -10,16 +10,18 @@
 mod evaluated;
 mod iteration;
 mod listing;
+mod loops;
 mod per_task;
 mod view;
 mod when;
 
 pub use evaluated::{Eval, Evaluated, IterationEval, LoopEval, TemplateEval, evaluated_by_task};
 pub use iteration::{
-    Facts, Iteration, Iterations, Rebind, arg_text, command_text, json_text, loop_items,
+    Facts, Iteration, Iterations, Rebind, UNKNOWN_ITEM, arg_text, command_text, json_text,
     read_role_file,
 };
 pub use listing::{IterationEffects, effects_by_task};
+pub use loops::{LoopItems, LoopUnknown, bindings as loop_bindings, loop_items};
 pub use per_task::{internal_errors, per_task, per_task_from_end};
 pub use view::IterView;
 pub use when::{

@@ -27,6 +27,13 @@ pub struct DefIndex {
     pub(super) refs: Vec<DefRef>,
 }
 
+/// Appends the extra vars' definitions (rank 30).
+fn push_extra<'a>(all: &mut Vec<(&'a str, DefRef)>, extra: &'a ExtraVars) {
+    for (i, (k, _)) in extra.vars.iter().enumerate() {
+        all.push((k.as_str(), DefRef::new(None, i, 30)));
+    }
+}
+
 /// No next group in [`DefIndex`]'s chains.
 const NO_GROUP: u32 = u32::MAX;
 
@@ -102,6 +109,13 @@ impl DefIndex {
                 }
             }
         }
+        if let Some(inv) = inventory {
+            layers.push(Arc::new(super::magic::inventory_layer(
+                inv,
+                &play.hosts,
+                play.span,
+            )));
+        }
         Self::new(&layers, extra)
     }
 
@@ -114,7 +128,13 @@ impl DefIndex {
             .map(|l| Arc::as_ptr(l) as usize)
             .collect();
         let groups = match inventory {
-            Some(_) => pattern_groups(&play.hosts),
+            // The pattern itself decides the play's hosts (its magic
+            // variables), not only the groups it names.
+            Some(_) => {
+                let mut g = pattern_groups(&play.hosts);
+                g.push(format!("\0{}", play.hosts));
+                g
+            }
             None => Vec::new(),
         };
         (layers, groups)
@@ -124,8 +144,8 @@ impl DefIndex {
     #[must_use]
     pub fn new(layers: &[Arc<VarLayer>], extra: &ExtraVars) -> Self {
         // Definitions lowest precedence first: layers by (rank, load order),
-        // each layer's entries in their order, then extra vars (rank 30,
-        // above every layer). The layers are sorted, not their thousands
+        // each layer's entries in their order, extra vars (rank 30) among
+        // them by rank. The layers are sorted, not their thousands
         // of entries.
         let mut order: Vec<_> = layers
             .iter()
@@ -136,15 +156,22 @@ impl DefIndex {
         let mut all: Vec<(&str, DefRef)> = Vec::with_capacity(
             order.iter().map(|(.., e)| e.len()).sum::<usize>() + extra.vars.len(),
         );
-        for (rank, seq, entries) in order {
+        // Extra vars (rank 30) go above every layer but the magic
+        // variables' (see `rank`).
+        let above_extra = order.partition_point(|&(r, ..)| r <= 30);
+        let all_layers = order.len();
+        for (at, (rank, seq, entries)) in order.into_iter().enumerate() {
+            if at == above_extra {
+                push_extra(&mut all, extra);
+            }
             for (i, (k, _)) in entries.iter().enumerate() {
                 if let Some(name) = k.as_str() {
                     all.push((name, DefRef::new(Some(seq), i, rank)));
                 }
             }
         }
-        for (i, (k, _)) in extra.vars.iter().enumerate() {
-            all.push((k.as_str(), DefRef::new(None, i, 30)));
+        if above_extra == all_layers {
+            push_extra(&mut all, extra);
         }
         // One flat list, grouped by name (each group in precedence order):
         // no list of its own per name.

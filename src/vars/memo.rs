@@ -141,7 +141,7 @@ impl TaskVars<'_> {
     /// Whether a play-level result holds for this task: none of the names it
     /// rests on is defined by the task's scopes (or is `item` when bound).
     fn sees_as_play(&self, deps: &[String]) -> bool {
-        if self.scopes.is_empty() && self.item.is_none() {
+        if self.scopes.is_empty() && self.bound.is_empty() {
             return true;
         }
         let names = self.scope_names.get_or_init(|| {
@@ -152,10 +152,9 @@ impl TaskVars<'_> {
                 .filter_map(|(k, _)| k.as_str())
                 .collect()
         });
-        let item_bound = self.item.is_some();
         !deps
             .iter()
-            .any(|d| names.contains(d.as_str()) || (item_bound && d == "item"))
+            .any(|d| names.contains(d.as_str()) || self.is_bound(d))
     }
 
     /// Renders a templated text as a task sees it (an argument, or a

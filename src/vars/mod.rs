@@ -15,6 +15,7 @@
 
 mod extra;
 mod index;
+mod magic;
 mod memo;
 mod play;
 mod precedence;
@@ -26,6 +27,7 @@ mod tests;
 
 pub use extra::{ExtraVars, parse_extra_vars};
 pub use index::{DefIndex, IndexKey, pattern_groups};
+pub use magic::ANSIBLE_CORE_VERSION;
 pub use play::PlayVars;
 pub use precedence::{Definition, label, rank};
 pub use resolver::VarsResolver;

@@ -21,6 +21,8 @@ pub fn rank(kind: &LayerKind) -> u8 {
         LayerKind::TaskVars => 17,
         LayerKind::RoleParams { .. } => 20,
         LayerKind::IncludeVars => 21,
+        // `VariableManager.get_vars` combines the magic variables last.
+        LayerKind::Magic => 40,
     }
 }
 
@@ -38,6 +40,7 @@ pub fn label(kind: &LayerKind) -> String {
         LayerKind::BlockVars => "block vars".into(),
         LayerKind::TaskVars => "task vars".into(),
         LayerKind::IncludeVars => "include parameters".into(),
+        LayerKind::Magic => "magic variable".into(),
     }
 }
 
@@ -60,8 +63,8 @@ impl TaskVars<'_> {
     /// The winner, and whether it comes from the task's own scopes.
     pub(super) fn winner_from(&self, name: &str) -> (Option<Definition>, bool) {
         let defs = self.play.refs(name);
-        // Extra vars beat everything, scopes included.
-        if let Some(e) = defs.iter().rev().find(|d| d.rank == 30) {
+        // Magic variables, then extra vars, beat everything, scopes included.
+        if let Some(e) = defs.last().filter(|d| d.rank >= 30) {
             return (Some(self.play.definition(*e)), false);
         }
         let mut best_rank = defs.last().map(|d| d.rank);

@@ -70,8 +70,14 @@ impl Count {
 /// The variables one task sees.
 pub struct TaskVars<'a> {
     pub(super) play: &'a PlayVars,
-    /// Loop variable bound for one iteration (`item`), when known.
-    pub(super) item: Option<serde_json::Value>,
+    /// The loop variables bound for one iteration (`item` or the
+    /// `loop_var`, `index_var`, `ansible_loop`...), known or unknown.
+    pub(super) bound: Vec<(String, LookupOwned)>,
+    /// Why the loop variables bound as unknown are (`found (registered
+    /// result)`), for what is shown in their place.
+    pub(super) loop_why: Option<Arc<str>>,
+    /// The task instance (its role gives `role_path`, `role_name`...).
+    pub(super) inst: Option<&'a TaskInstance>,
     pub(super) scopes: &'a [Arc<VarLayer>],
     /// Every name resolved for this task, with what it rests on.
     pub(super) memo: Slot<HashMap<String, Arc<Memo>>>,
@@ -111,7 +117,9 @@ pub enum LookupOwned {
 impl<'a> TaskVars<'a> {
     #[must_use]
     pub fn new(play: &'a PlayVars, instance: Option<&'a TaskInstance>) -> Self {
-        Self::in_scopes(play, instance.map_or(&[], |i| &i.scopes[..]))
+        let mut tv = Self::in_scopes(play, instance.map_or(&[], |i| &i.scopes[..]));
+        tv.inst = instance;
+        tv
     }
 
     /// The variables seen under `scopes` (task, block, include, role
@@ -119,7 +127,9 @@ impl<'a> TaskVars<'a> {
     pub(super) fn in_scopes(play: &'a PlayVars, scopes: &'a [Arc<VarLayer>]) -> Self {
         TaskVars {
             play,
-            item: None,
+            bound: Vec::new(),
+            loop_why: None,
+            inst: None,
             scopes,
             memo: Slot::new(HashMap::default()),
             stack: Slot::new(Vec::new()),
@@ -134,20 +144,70 @@ impl<'a> TaskVars<'a> {
 
     /// The same task seen in one loop iteration with `item` bound.
     #[must_use]
-    pub fn with_item(mut self, item: serde_json::Value) -> Self {
-        self.item = Some(item);
+    pub fn with_item(self, item: serde_json::Value) -> Self {
+        self.with_loop(vec![("item".into(), LookupOwned::Value(item))])
+    }
+
+    /// The same task seen in one loop iteration with these loop variables
+    /// bound (a value, or unknown with its reason when the loop's items
+    /// are not known).
+    #[must_use]
+    pub fn with_loop(mut self, bound: Vec<(String, LookupOwned)>) -> Self {
+        self.bound = bound;
         self
+    }
+
+    /// The loop variables bound and why the unknown ones are (see
+    /// [`TaskVars::with_loop`], [`TaskVars::with_loop_why`]): to see the same
+    /// iteration again with fresh variables.
+    #[must_use]
+    pub fn loop_binding(&self) -> (Vec<(String, LookupOwned)>, Option<Arc<str>>) {
+        (self.bound.clone(), self.loop_why.clone())
+    }
+
+    /// The same iteration with the reason its unknown loop variables are
+    /// unknown.
+    #[must_use]
+    pub fn with_loop_why(mut self, why: Arc<str>) -> Self {
+        self.loop_why = Some(why);
+        self
+    }
+
+    /// Why the loop variables bound as unknown are.
+    #[must_use]
+    pub fn loop_why(&self) -> Option<&str> {
+        self.loop_why.as_deref()
+    }
+
+    /// The loop variables bound as unknown for this iteration (the one
+    /// iteration of a loop whose items are not known).
+    pub fn unknown_loop_vars(&self) -> impl Iterator<Item = &str> {
+        self.bound
+            .iter()
+            .filter(|(_, v)| !matches!(v, LookupOwned::Value(_)))
+            .map(|(n, _)| n.as_str())
+    }
+
+    /// Whether `name` is a loop variable bound for this iteration.
+    pub(super) fn is_bound(&self, name: &str) -> bool {
+        self.bound.iter().any(|(n, _)| n == name)
     }
 
     /// Resolves `name` to a value or says why it is unknown.
     pub fn resolve(&self, name: &str) -> Arc<Resolved> {
-        if name == "item"
-            && let Some(v) = &self.item
-        {
-            // What rests on `item` holds for this iteration only.
+        if let Some((_, v)) = self.bound.iter().find(|(n, _)| n == name) {
+            // What rests on a loop variable holds for this iteration only.
             self.scoped.set(self.scoped.get() + 1);
             return Arc::new(Resolved {
-                lookup: LookupOwned::Value(v.clone()),
+                lookup: v.clone(),
+                winner: None,
+            });
+        }
+        if let Some(v) = self.magic(name) {
+            // Per task (its role) or per play: never shared.
+            self.scoped.set(self.scoped.get() + 1);
+            return Arc::new(Resolved {
+                lookup: v,
                 winner: None,
             });
         }

@@ -17,7 +17,9 @@ fn task_vars<'a>(
 ) -> TaskVars<'a> {
     let mut tv = TaskVars::new(play, None);
     tv.scopes = scopes;
-    tv.item = item;
+    if let Some(item) = item {
+        tv.bound = vec![("item".into(), LookupOwned::Value(item))];
+    }
     tv
 }
 

@@ -5,7 +5,7 @@
 //! `playbook`, `tasks` and `roles`.
 
 use super::super::config::AnsibleCfg;
-use super::super::task::Condition;
+use super::super::task::{Condition, Task};
 use super::budget::{Budget, Spent};
 use super::model::{
     BlockPart, Role, Section, TaskInstance, TemplateResolver, Unresolved, VarLayer,
@@ -57,6 +57,9 @@ pub(super) struct Ctx {
     pub(super) blocks: Arc<[BlockPart]>,
     pub(super) tags: Arc<[String]>,
     pub(super) duplicate: bool,
+    /// The dynamic includes with a loop the tasks are reached through,
+    /// outermost first (see `TaskInstance::outer_loops`).
+    pub(super) outer_loops: Arc<[Arc<Task>]>,
 }
 
 /// `a` followed by `more`: `a` itself (shared) when there is nothing more.

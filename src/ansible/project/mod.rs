@@ -123,6 +123,7 @@ pub fn build(
                 blocks: Arc::new([]),
                 tags: Arc::new([]),
                 duplicate: false,
+                outer_loops: Arc::new([]),
             };
             let unit = crate::internal_error::Unit::Role;
             if let Err(d) = crate::internal_error::catch(

@@ -47,6 +47,9 @@ pub enum LayerKind {
     BlockVars,
     IncludeVars,
     TaskVars,
+    /// The magic variables Ansible sets for a play (`playbook_dir`...):
+    /// above every other definition, extra vars included.
+    Magic,
 }
 
 /// A mapping of variables and what defined it.
@@ -114,6 +117,10 @@ pub struct TaskInstance {
     /// A second run of a role with the same parameters in the same play:
     /// listed by Ansible, but skipped at run time.
     pub duplicate: bool,
+    /// The dynamic includes (`include_tasks`, `include_role`) with a loop
+    /// the task is reached through, outermost first: the task runs once
+    /// per item of each, with their loop variables.
+    pub outer_loops: Arc<[Arc<Task>]>,
 }
 
 /// Which list of a block a task sits in.

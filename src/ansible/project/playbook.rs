@@ -178,6 +178,7 @@ impl Builder<'_> {
                 .unwrap_or_default(),
         };
         let mut state = PlayState::new(inherited_layers.clone(), budget);
+        state.layers.push(Arc::new(magic_layer(basedir, node.span)));
         if let Some(v) = node.get("vars")
             && v.as_map().is_some()
         {
@@ -235,6 +236,7 @@ impl Builder<'_> {
             blocks: Arc::new([]),
             tags: task::string_list(node.get("tags")).into(),
             duplicate: false,
+            outer_loops: Arc::new([]),
         };
         let sections = [
             ("pre_tasks", Section::PreTasks),
@@ -309,5 +311,37 @@ impl Builder<'_> {
             handlers: state.handlers,
         };
         (play, spent)
+    }
+}
+
+/// The magic variables of a play read from `basedir` (`playbook_dir`: the
+/// directory of its playbook), defined at the play's span. Ansible gives
+/// the absolute path; preflint keeps the path as it was given (names the
+/// same directory), so that paths built on it read alike in every output
+/// and on every machine.
+fn magic_layer(basedir: &Path, span: Span) -> VarLayer {
+    let dir = if basedir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        basedir
+    };
+    // Unsafe: a directory name is never templated.
+    let text = |s: String| Node {
+        value: Value::Str(s),
+        span,
+        tag: crate::yaml::Tag::Unsafe,
+        quoted: true,
+    };
+    VarLayer {
+        kind: LayerKind::Magic,
+        node: Node {
+            value: Value::Map(vec![(
+                text("playbook_dir".into()),
+                text(dir.to_string_lossy().into_owned()),
+            )]),
+            span,
+            tag: crate::yaml::Tag::None,
+            quoted: false,
+        },
     }
 }

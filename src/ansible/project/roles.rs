@@ -185,8 +185,10 @@ impl Builder<'_> {
                 file_instead = Some(p);
             }
         }
+        // Last, `unfrackpath(role_name)`: the name as a path from the
+        // working directory (where preflint's own paths start too).
         let p = PathBuf::from(name);
-        if p.is_absolute() && self.loader.fs.is_dir(&p) {
+        if self.loader.fs.is_dir(&p) {
             return Ok(p);
         }
         if let Some(f) = file_instead {

@@ -134,6 +134,9 @@ impl Builder<'_> {
         };
         if !inc.kind.is_static() {
             inner.dynamic = true;
+            if task_ref.loop_items.is_some() {
+                inner.outer_loops = extended(&inner.outer_loops, &[Arc::clone(&task_ref)]);
+            }
         }
         let resolved = match inc.kind {
             IncludeKind::ImportTasks | IncludeKind::IncludeTasks => {
@@ -188,6 +191,7 @@ impl Builder<'_> {
             blocks: Arc::clone(&ctx.blocks),
             tags,
             duplicate: ctx.duplicate,
+            outer_loops: Arc::clone(&ctx.outer_loops),
         }
     }
 

@@ -263,7 +263,8 @@ pub(crate) fn filter(
                     .map_err(|e| Fail::from_minijinja(&e)),
             );
         }
-        _ => return None,
+        // The filters that build item lists, in their own file.
+        _ => return super::lists::filter(name, v, args),
     };
     Some(r)
 }
@@ -316,4 +317,11 @@ pub(crate) const FILTERS: &[&str] = &[
     "quote",
     "type_debug",
     "abs",
+    // `lists.rs` (`super::lists::LIST_FILTERS`).
+    "product",
+    "zip",
+    "zip_longest",
+    "subelements",
+    "dictsort",
+    "from_yaml",
 ];

@@ -16,6 +16,7 @@
 mod collections;
 mod convert;
 mod filter;
+mod lists;
 mod re;
 mod regex_cache;
 mod strings;
@@ -23,6 +24,14 @@ mod test;
 
 pub(crate) use filter::{FILTERS, filter};
 pub(crate) use test::{TESTS, test};
+
+#[cfg(test)]
+#[test]
+fn every_list_filter_is_registered() {
+    for name in lists::LIST_FILTERS {
+        assert!(FILTERS.contains(name), "{name}");
+    }
+}
 
 use super::py::{self, Py};
 use super::{Fail, MAX_RENDERED_LEN};
