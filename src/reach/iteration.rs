@@ -185,7 +185,7 @@ impl<'s> Facts<'s> {
                 .map(|p| {
                     let mut tv = tv_with(p.bound);
                     if let Some(why) = &p.unknown {
-                        tv = tv.with_loop_why(why.to_string().into());
+                        tv = tv.with_loop_why(shown_var(&why.var).into());
                     }
                     iteration(p.item, p.unknown.map(Arc::new), tv)
                 })
@@ -215,10 +215,9 @@ pub fn json_text(v: &serde_json::Value) -> String {
 }
 
 /// An argument's text after rendering (the template as written when
-/// unknown, but `<unknown: item from a loop over found (registered
-/// result)>` (starting with [`UNKNOWN_ITEM`]) when it rests on the item of
-/// a loop whose items are not known: `{{ item.key }}` is never taken for a
-/// name).
+/// unknown, but `(unknown: item from a loop over found)` (starting with
+/// [`UNKNOWN_ITEM`]) when it rests on the item of a loop whose items are
+/// not known: `{{ item.key }}` is never taken for a name).
 pub fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
     match tv.value(node) {
         LookupOwned::Value(v) => json_text(&v),
@@ -231,7 +230,7 @@ pub fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
                 let used = crate::jinja::referenced_variables(&text);
                 if let Some(n) = unknown.find(|n| used.iter().any(|u| u == n)) {
                     return format!(
-                        "{UNKNOWN_ITEM}{n} from a loop over {}>",
+                        "{UNKNOWN_ITEM}{n} from a loop over {})",
                         tv.loop_why().unwrap_or("unknown items")
                     );
                 }
@@ -243,7 +242,7 @@ pub fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
 
 /// How the text of an argument that rests on the item of a loop whose
 /// items are not known starts (the iteration's `loop_unknown` says why).
-pub const UNKNOWN_ITEM: &str = "<unknown: ";
+pub const UNKNOWN_ITEM: &str = "(unknown: ";
 
 pub fn command_text(inst: &TaskInstance, it: &Iteration<'_>) -> Option<String> {
     let t = &inst.task;
@@ -280,4 +279,21 @@ pub fn read_role_file(
         .into_iter()
         .find(|p| fs.is_file(p))
         .and_then(|p| fs.text_bounded(&p))
+}
+
+/// What a loop's items rest on, as an argument's text shows it: the
+/// characters of a name only (no `,`, `=`, `<`, `>` or space that a
+/// module would read as a separator), at most 40 of them. The reason is
+/// the iteration's `loop_unknown`.
+fn shown_var(var: &str) -> String {
+    let name: String = var
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'))
+        .take(40)
+        .collect();
+    if name.is_empty() {
+        "its expression".to_string()
+    } else {
+        name
+    }
 }
