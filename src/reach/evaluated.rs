@@ -108,7 +108,7 @@ fn evaluate<'s>(scope: &'s Scope<'_>, facts: &Facts<'s>, root: &Path) -> Evaluat
                 kind,
                 known: false,
                 items: None,
-                reason: Some(why.to_string()),
+                reason: Some(format!("{} {}", why.why, why.var)),
             },
             None => LoopEval {
                 kind,

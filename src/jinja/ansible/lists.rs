@@ -230,10 +230,12 @@ fn dictsort(v: &Value, args: &Args) -> Result<Value, Fail> {
     if reverse {
         keyed.reverse();
     }
+    // Jinja2 returns tuples; ansible-core 2.19 hands templates lists (its
+    // rendering of `{{ d | dictsort }}` shows `[['a', 1]]`).
     Ok(Value::from(
         keyed
             .into_iter()
-            .map(|(_, (k, x))| py::make_seq(vec![k, x], true))
+            .map(|(_, (k, x))| py::make_seq(vec![k, x], false))
             .collect::<Vec<_>>(),
     ))
 }
