@@ -144,6 +144,14 @@ pub struct TasksArgs {
     /// these (see rules/README.md). Example: --effects
     #[arg(long)]
     pub effects: bool,
+
+    /// With --format json, also give each task's evaluation as preflint
+    /// computes it from the variables: its loop items, each iteration's
+    /// module arguments rendered, its command line, the text of the template
+    /// it writes, or why each is not known statically (schema in
+    /// docs/tasks-json.md). Example: --format json --evaluated
+    #[arg(long)]
+    pub evaluated: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -394,6 +402,7 @@ impl From<TasksArgs> for settings::TasksSettings {
             common: a.common.into(),
             format: a.format.into(),
             effects: a.effects,
+            evaluated: a.evaluated,
         }
     }
 }

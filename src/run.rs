@@ -249,20 +249,26 @@ fn tasks(args: &TasksSettings, ui: Ui) -> Result<u8, String> {
     let mut loaded = load(&args.common, &config)?;
     let build = loaded.take_build();
     // Effects render arguments: computed only when asked for.
-    let effects = if args.effects {
+    // The evaluation is listed in JSON only.
+    let evaluate = args.evaluated && args.format == TasksFormat::Json;
+    let (effects, evaluated) = if args.effects || evaluate {
         let scope = scope(&loaded, build);
         let reached = scope.reached();
-        let by_task = crate::reach::effects_by_task(&scope, &reached, &loaded.sources);
+        let by_task = args
+            .effects
+            .then(|| crate::reach::effects_by_task(&scope, &reached, &loaded.sources));
+        let evaluated = evaluate
+            .then(|| crate::reach::evaluated_by_task(&scope, &reached, &loaded.project.root));
         let diagnostics = with_analysis_errors(&loaded.diagnostics, &loaded.sources, &reached);
         release(reached, Frees::LeaveToExit);
         release(scope, Frees::LeaveToExit);
         loaded.diagnostics = diagnostics;
-        Some(by_task)
+        (by_task, evaluated)
     } else {
         if let Some(build) = build {
             build.free();
         }
-        None
+        (None, None)
     };
     drop(progress);
     let effects = effects
@@ -270,7 +276,11 @@ fn tasks(args: &TasksSettings, ui: Ui) -> Result<u8, String> {
         .map(|by_task| output::tasks::Effects { by_task });
     let pieces = match args.format {
         TasksFormat::Human => output::tasks::human_pieces(&loaded, effects),
-        TasksFormat::Json => vec![output::tasks::json_with(&loaded, effects)],
+        TasksFormat::Json => vec![output::tasks::json_full(
+            &loaded,
+            effects,
+            evaluated.as_deref(),
+        )],
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a message.

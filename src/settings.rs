@@ -160,6 +160,8 @@ pub struct TasksSettings {
     pub format: TasksFormat,
     /// List the effects of every reached task under it.
     pub effects: bool,
+    /// List what each reached task evaluates to (JSON only).
+    pub evaluated: bool,
 }
 
 /// The formats of `who-fixes`.

@@ -4,7 +4,7 @@
 use crate::ansible::project::{Play, TaskInstance};
 use crate::ansible::task::Condition;
 use crate::loaded::Loaded;
-use crate::reach::IterationEffects;
+use crate::reach::{Evaluated, IterationEffects};
 use crate::source::SourceMap;
 use serde::Serialize;
 use std::fmt::Write;
@@ -43,6 +43,9 @@ struct JsonTask<'a> {
     /// Only with `--effects`: the listing stays as it was without.
     #[serde(skip_serializing_if = "Option::is_none")]
     effects: Option<&'a [IterationEffects]>,
+    /// Only with `--evaluated`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evaluated: Option<&'a Evaluated>,
 }
 
 #[derive(Serialize)]
@@ -83,6 +86,7 @@ fn task<'a>(
     sources: &SourceMap,
     t: &TaskInstance,
     effects: Option<&'a [IterationEffects]>,
+    evaluated: Option<&'a Evaluated>,
 ) -> JsonTask<'a> {
     JsonTask {
         name: t.task.name.clone(),
@@ -109,6 +113,7 @@ fn task<'a>(
             }),
         when: t.conditions.iter().map(|c| cond(sources, c)).collect(),
         effects,
+        evaluated,
     }
 }
 
@@ -148,6 +153,17 @@ pub fn json(l: &Loaded) -> String {
 /// The whole listing as pretty JSON, each task with its effects when given.
 #[must_use]
 pub fn json_with(l: &Loaded, effects: Option<Effects<'_>>) -> String {
+    json_full(l, effects, None)
+}
+
+/// The whole listing as pretty JSON, each task with its effects and its
+/// evaluation when given (`evaluated` by index in run order, as effects).
+#[must_use]
+pub fn json_full(
+    l: &Loaded,
+    effects: Option<Effects<'_>>,
+    evaluated: Option<&[Evaluated]>,
+) -> String {
     let s = &l.sources;
     let mut first = 0;
     let entries = l
@@ -161,6 +177,11 @@ pub fn json_with(l: &Loaded, effects: Option<Effects<'_>>) -> String {
                 .iter()
                 .map(|p| {
                     let of_play = effects.map(|fx| fx.of_play(first, p));
+                    let evals = evaluated.map(|ev| {
+                        let tasks = ev.get(first..).unwrap_or_default();
+                        let (tasks, rest) = tasks.split_at(p.tasks.len().min(tasks.len()));
+                        (tasks, rest)
+                    });
                     first += p.tasks.len() + p.handlers.len();
                     JsonPlay {
                         name: p.name.clone(),
@@ -171,13 +192,27 @@ pub fn json_with(l: &Loaded, effects: Option<Effects<'_>>) -> String {
                             .tasks
                             .iter()
                             .enumerate()
-                            .map(|(i, t)| task(s, t, at(of_play.map(|o| o.0), i)))
+                            .map(|(i, t)| {
+                                task(
+                                    s,
+                                    t,
+                                    at(of_play.map(|o| o.0), i),
+                                    evals.and_then(|e| e.0.get(i)),
+                                )
+                            })
                             .collect(),
                         handlers: p
                             .handlers
                             .iter()
                             .enumerate()
-                            .map(|(i, t)| task(s, t, at(of_play.map(|o| o.1), i)))
+                            .map(|(i, t)| {
+                                task(
+                                    s,
+                                    t,
+                                    at(of_play.map(|o| o.1), i),
+                                    evals.and_then(|e| e.1.get(i)),
+                                )
+                            })
                             .collect(),
                     }
                 })

@@ -7,12 +7,14 @@
 //! concern or what is a hazard: the who-fixes analysis (`concern`), the
 //! sysctl simulator and the rules read it.
 
+mod evaluated;
 mod iteration;
 mod listing;
 mod per_task;
 mod view;
 mod when;
 
+pub use evaluated::{Eval, Evaluated, IterationEval, LoopEval, TemplateEval, evaluated_by_task};
 pub use iteration::{
     Facts, Iteration, Iterations, arg_text, command_text, json_text, loop_items, read_role_file,
 };
