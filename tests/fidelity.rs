@@ -147,3 +147,32 @@ fn package_names_under_aliases_and_unrendered_lists() {
         "{last:?}"
     );
 }
+
+#[test]
+fn a_missing_dependency_names_each_directory_searched_once() {
+    let json = tasks_json("role-dependency-elsewhere");
+    assert_eq!(
+        listing(&json)[..2],
+        [
+            "tasks/main.yml:2 ansible.posix.sysctl",
+            "  sysctl_set file=/etc/sysctl.d/60-bridge.conf key=net.bridge.bridge-nf-call-iptables value=1",
+        ]
+    );
+    let messages: Vec<&str> = json["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| d["code"] == "role-not-found")
+        .filter_map(|d| d["message"].as_str())
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    let searched = messages[0]
+        .split_once("(searched ")
+        .map(|(_, rest)| rest.trim_end_matches(')'))
+        .expect("the directories searched");
+    let dirs: Vec<&str> = searched.split(", ").collect();
+    let mut unique = dirs.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(dirs.len(), unique.len(), "{dirs:?}");
+}
