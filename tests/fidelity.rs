@@ -176,3 +176,25 @@ fn a_missing_dependency_names_each_directory_searched_once() {
     unique.dedup();
     assert_eq!(dirs.len(), unique.len(), "{dirs:?}");
 }
+
+#[test]
+fn quoted_scalars_continued_as_libyaml_allows_are_read() {
+    let json = tasks_json("quoted-scalar-continuation");
+    assert_eq!(
+        listing(&json),
+        vec![
+            "tasks/main.yml:2 ansible.posix.sysctl",
+            "  sysctl_set file=/etc/sysctl.d/90-node.conf key=net.ipv4.ip_forward value=1",
+            "  sysctl_applied apply={\"file\":\"/etc/sysctl.d/90-node.conf\"}",
+            "tasks/main.yml:9 ansible.builtin.shell",
+            "  swap_off how=all",
+            "  file_edited edit={\"text\":\"\",\"regexp\":\" swap \",\"remove\":true} path=/etc/fstab",
+            "  swap_off how=fstab_entries",
+            "  swap_off how=fstab_entries",
+            "tasks/main.yml:13 ansible.builtin.set_fact",
+            "tasks/main.yml:19 community.general.modprobe",
+            "  module_loaded name=br_netfilter",
+        ]
+    );
+    assert!(diagnostics(&json).is_empty(), "{:?}", diagnostics(&json));
+}
