@@ -43,6 +43,7 @@ pub mod code {
     pub const INCLUDE_UNRESOLVED: &str = "include-unresolved";
     pub const INCLUDE_CYCLE: &str = "include-cycle";
     pub const MODULE_AMBIGUOUS: &str = "task-module-ambiguous";
+    pub const ACTION_REMOVED: &str = "task-action-removed";
     pub const ARG_ALIAS_CONFLICT: &str = "task-arg-alias-conflict";
     pub const CONFIG: &str = "config-error";
     pub const INTERNAL: &str = "internal-error";

@@ -24,18 +24,45 @@ impl ModuleTable {
     }
 }
 
+/// Builtin actions ansible-core removed (their tombstones in
+/// `config/ansible_builtin_runtime.yml`), with the release that removed
+/// them and ansible-core's advice. Old roles still use them: the name is
+/// resolved so that the task is read as the release it was written for ran
+/// it, and the reader says what ansible-core does now ([`removed`]).
+const REMOVED: [(&str, &str, &str); 1] = [(
+    "include",
+    "2.16",
+    "use ansible.builtin.include_tasks (included at run time) or ansible.builtin.import_tasks (read with the playbook)",
+)];
+
+/// For a removed builtin action (an FQCN from [`resolve`]): the ansible-core
+/// release that removed it and what to use instead.
+#[must_use]
+pub fn removed(fqcn: &str) -> Option<(&'static str, &'static str)> {
+    let short = fqcn.strip_prefix("ansible.builtin.")?;
+    REMOVED
+        .iter()
+        .find(|(name, _, _)| *name == short)
+        .map(|(_, release, advice)| (*release, *advice))
+}
+
+fn is_removed(short: &str) -> bool {
+    REMOVED.iter().any(|(name, _, _)| *name == short)
+}
+
 /// The fully qualified name of an action as written in a task.
 ///
-/// `ansible.legacy.X` and short builtin names become `ansible.builtin.X`;
-/// short names that ansible-core routes to a collection become that
-/// collection's name; anything else is returned as written.
+/// `ansible.legacy.X` and short builtin names become `ansible.builtin.X`
+/// (removed builtin actions too); short names that ansible-core routes to
+/// a collection become that collection's name; anything else is returned
+/// as written.
 #[must_use]
 pub fn resolve(action: &str) -> String {
     if let Some(short) = action
         .strip_prefix("ansible.legacy.")
         .or_else(|| action.strip_prefix("ansible.builtin."))
     {
-        if ModuleTable::builtin(short) {
+        if ModuleTable::builtin(short) || is_removed(short) {
             return format!("ansible.builtin.{short}");
         }
         if let Some(target) = ModuleTable::routing(short) {
@@ -46,7 +73,7 @@ pub fn resolve(action: &str) -> String {
     if action.contains('.') {
         return action.to_string();
     }
-    if ModuleTable::builtin(action) {
+    if ModuleTable::builtin(action) || is_removed(action) {
         return format!("ansible.builtin.{action}");
     }
     if let Some(target) = ModuleTable::routing(action) {
@@ -63,9 +90,10 @@ pub fn is_known(name: &str) -> bool {
         .strip_prefix("ansible.legacy.")
         .or_else(|| name.strip_prefix("ansible.builtin."));
     match short {
-        Some(s) => ModuleTable::builtin(s),
+        Some(s) => ModuleTable::builtin(s) || is_removed(s),
         None => {
             ModuleTable::builtin(name)
+                || is_removed(name)
                 || ModuleTable::routing(name).is_some()
                 || name.matches('.').count() >= 2
         }
@@ -353,6 +381,27 @@ mod tests {
             "community.general.modprobe"
         );
         assert_eq!(resolve("my_custom_module"), "my_custom_module");
+    }
+
+    #[test]
+    fn action_redirects_and_removed_actions() {
+        // ansible-core routes the `yum` action to dnf (an action redirect).
+        assert_eq!(resolve("yum"), "ansible.builtin.dnf");
+        assert_eq!(resolve("ansible.builtin.yum"), "ansible.builtin.dnf");
+        // `include` is a tombstone: resolved, and said to be removed.
+        for written in [
+            "include",
+            "ansible.builtin.include",
+            "ansible.legacy.include",
+        ] {
+            assert_eq!(resolve(written), "ansible.builtin.include", "{written}");
+        }
+        assert!(is_known("include"));
+        assert_eq!(
+            removed("ansible.builtin.include").map(|r| r.0),
+            Some("2.16")
+        );
+        assert_eq!(removed("ansible.builtin.include_tasks"), None);
     }
 
     #[test]

@@ -471,6 +471,18 @@ fn read_task(
         (k.to_string(), Some((*v).clone()), k.span, false)
     };
     let module = modules::resolve(&action_key);
+    if let Some((release, advice)) = modules::removed(&module) {
+        diags.push(
+            Diagnostic::warning(
+                code::ACTION_REMOVED,
+                action_span,
+                format!(
+                    "`{action_key}` was removed from ansible-core in {release}: later releases refuse this playbook; read here as the releases before ran it"
+                ),
+            )
+            .with_help(advice),
+        );
+    }
     // `args:` first: Ansible updates it with the action's own arguments,
     // which win (`ModuleArgsParser._normalize_parameters`), and `Task::arg`
     // reads the last one.

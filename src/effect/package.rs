@@ -120,7 +120,13 @@ pub(super) fn module(view: &dyn TaskView, out: &mut Vec<Effect>) {
         if item.is_empty() || item == "*" || item.starts_with('@') || item.contains('/') {
             continue;
         }
-        let (name, version) = split_version(item, spec);
+        // An expression that did not render has no version to split off:
+        // its `=` are keyword arguments.
+        let (name, version) = if item.contains("{{") || item.contains("{%") {
+            (item, None)
+        } else {
+            split_version(item, spec)
+        };
         push(out, name.to_string(), action, version);
     }
 }
@@ -139,8 +145,19 @@ fn install_or_remove(state: &str, install: &[&str]) -> Option<PackageAction> {
 }
 
 /// The package names a task gives.
+/// `package` passes its arguments through to the node's manager, whose
+/// `name` takes the alias `pkg` (dnf and apt) or `package` (apt): the
+/// generic module's own argument spec knows neither, so they are read here.
 fn names(view: &dyn TaskView) -> Vec<String> {
-    view.list("name")
+    let names = view.list("name");
+    if !names.is_empty() || crate::ansible::task::short_module(view.module()) != "package" {
+        return names;
+    }
+    ["pkg", "package"]
+        .iter()
+        .map(|key| view.list(key))
+        .find(|names| !names.is_empty())
+        .unwrap_or_default()
 }
 
 fn push(out: &mut Vec<Effect>, name: String, action: PackageAction, version: Option<String>) {
@@ -285,6 +302,46 @@ mod tests {
         );
         // Groups, files, everything: no package named.
         assert!(lines("ansible.builtin.dnf: {name: ['@Development tools', /tmp/x.rpm, '*'], state: latest}").is_empty());
+    }
+
+    #[test]
+    fn package_names_under_the_managers_aliases() {
+        assert_eq!(
+            lines("ansible.builtin.package: {pkg: [conntrack, socat], state: present}"),
+            vec![
+                "package name=conntrack action=installed @now+boot",
+                "package name=socat action=installed @now+boot",
+            ]
+        );
+        assert_eq!(
+            lines("ansible.builtin.package: {package: ipvsadm}"),
+            vec!["package name=ipvsadm action=installed @now+boot"]
+        );
+        // `name` wins, as the manager reads it.
+        assert_eq!(
+            lines("ansible.builtin.package: {name: socat, pkg: other}"),
+            vec!["package name=socat action=installed @now+boot"]
+        );
+    }
+
+    #[test]
+    fn a_name_that_did_not_render_is_not_split_at_its_commas() {
+        assert_eq!(
+            lines(
+                "ansible.builtin.package: {name: \"{{ pkgs | selectattr('state', 'eq', 'present') | list }}\"}"
+            ),
+            vec![
+                "package name={{ pkgs | selectattr('state', 'eq', 'present') | list }} action=installed @now+boot"
+            ]
+        );
+        assert_eq!(
+            lines(
+                "ansible.builtin.package: {name: \"{{ pkgs | select('match', 'k', ignorecase=true) }}\"}"
+            ),
+            vec![
+                "package name={{ pkgs | select('match', 'k', ignorecase=true) }} action=installed @now+boot"
+            ]
+        );
     }
 
     #[test]

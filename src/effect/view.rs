@@ -79,6 +79,11 @@ pub trait TaskView {
                     other => other.to_string(),
                 })
                 .collect(),
+            // A value that did not render is one expression, whatever commas
+            // its filters' arguments hold: split, it would read as names.
+            Some(serde_json::Value::String(s)) if s.contains("{{") || s.contains("{%") => {
+                vec![s.trim().to_string()]
+            }
             Some(serde_json::Value::String(s)) => s
                 .split(',')
                 .map(str::trim)

@@ -65,7 +65,11 @@ pub(super) enum Frame {
 
 pub(super) struct Builder<'a> {
     pub(super) file: FileId,
+    /// The file's text, which spans point into.
+    pub(super) source: &'a str,
+    /// The text the parser reads: `source`, or its relaxed copy.
     pub(super) offsets: Offsets<'a>,
+    pub(super) relaxed: Option<&'a super::relax::Relaxed>,
     pub(super) stack: Vec<Frame>,
     /// Anchored nodes with their node count and nesting depth.
     pub(super) anchors: HashMap<usize, (Node, usize, usize)>,
@@ -76,13 +80,19 @@ pub(super) struct Builder<'a> {
 
 impl Builder<'_> {
     pub(super) fn span(&mut self, start: usize, end: usize, line: usize, col: usize) -> Span {
-        Span {
+        let mut span = Span {
             file: self.file,
             start: self.offsets.byte(start),
             end: self.offsets.byte(end.max(start)),
             line: u32::try_from(line.max(1)).unwrap_or(u32::MAX),
             col: u32::try_from(col + 1).unwrap_or(u32::MAX),
+        };
+        if let Some(r) = self.relaxed {
+            span.start = r.origin(span.start);
+            span.end = r.origin(span.end);
+            span.col = r.column(span.line, span.col);
         }
+        span
     }
 
     pub(super) fn scan_error(&mut self, e: &ScanError) -> Diagnostic {
@@ -118,7 +128,7 @@ impl Builder<'_> {
     /// The first tab at or after byte `from` that sits in a line's leading
     /// whitespace.
     fn indenting_tab(&self, from: usize) -> Option<Span> {
-        let text = self.offsets.text;
+        let text = self.source;
         let bytes = text.as_bytes();
         let mut i = from.min(bytes.len());
         while i < bytes.len() {

@@ -9,10 +9,13 @@
 //!
 //! This file holds [`parse`] and its bounds; `node` is the tree it builds,
 //! `builder` turns the parser's events into it (anchors, aliases, merge
-//! keys, the bounds), and `scalar` resolves plain scalars as PyYAML does.
+//! keys, the bounds), `scalar` resolves plain scalars as PyYAML does, and
+//! `relax` reads the multi-line quoted scalars libyaml accepts and the
+//! parser does not.
 
 mod builder;
 mod node;
+mod relax;
 mod scalar;
 #[cfg(test)]
 mod tests;
@@ -49,9 +52,36 @@ pub struct YamlFile {
 /// Parses `text` (the content of `file`) into documents.
 #[must_use]
 pub fn parse(file: FileId, text: &str) -> YamlFile {
+    let mut relaxed: Option<relax::Relaxed> = None;
+    let mut attempts = 0;
+    loop {
+        let (result, ask) = read(file, text, relaxed.as_ref());
+        let Some(ask) = ask.filter(|_| attempts < relax::MAX_RELAXED_SCALARS) else {
+            return result;
+        };
+        attempts += 1;
+        if !relaxed
+            .get_or_insert_with(|| relax::Relaxed::new(text))
+            .apply(ask)
+        {
+            return result;
+        }
+    }
+}
+
+/// One reading of `text`, or of its relaxed copy; with what to relax when
+/// the parser stopped on an error libyaml does not raise.
+fn read(
+    file: FileId,
+    text: &str,
+    relaxed: Option<&relax::Relaxed>,
+) -> (YamlFile, Option<relax::Ask>) {
+    let parsed = relaxed.map_or(text, |r| r.text.as_str());
     let mut b = Builder {
         file,
-        offsets: Offsets::new(text),
+        source: text,
+        offsets: Offsets::new(parsed),
+        relaxed,
         stack: Vec::new(),
         anchors: HashMap::default(),
         alias_budget: MAX_ALIAS_NODES,
@@ -59,7 +89,8 @@ pub fn parse(file: FileId, text: &str) -> YamlFile {
         diagnostics: Vec::new(),
     };
     let mut failed = false;
-    for item in Parser::new_from_str(text) {
+    let mut ask = None;
+    for item in Parser::new_from_str(parsed) {
         match item {
             Ok((event, span)) => {
                 let sp = b.span(
@@ -75,6 +106,8 @@ pub fn parse(file: FileId, text: &str) -> YamlFile {
                 }
             }
             Err(e) => {
+                let at = b.offsets.byte(e.marker().index());
+                ask = relax::Ask::of(e.info(), usize::try_from(at).unwrap_or(usize::MAX));
                 let d = b.scan_error(&e);
                 b.diagnostics.push(d);
                 failed = true;
@@ -82,9 +115,12 @@ pub fn parse(file: FileId, text: &str) -> YamlFile {
             }
         }
     }
-    YamlFile {
-        docs: b.docs,
-        diagnostics: b.diagnostics,
-        failed,
-    }
+    (
+        YamlFile {
+            docs: b.docs,
+            diagnostics: b.diagnostics,
+            failed,
+        },
+        ask,
+    )
 }

@@ -204,3 +204,30 @@ fn non_ascii_offsets() {
     assert_eq!(b.span.start as usize, "é: ü\n".len());
     assert_eq!(b.span.line, 2);
 }
+
+#[test]
+fn quoted_continuations_libyaml_accepts_are_read_with_spans_into_the_file() {
+    // A continuation at the key's indentation, one indented with tabs, and
+    // a token after a closing quote on a re-indented line.
+    let text = "a: \"{{ x |\nd }}\"\nb: 'one\n\t\ttwo'\nc: [\"é\nz\", after]\nd: 1\n";
+    let f = parse(FileId(0), text);
+    assert!(!f.failed, "{:?}", f.diagnostics);
+    let n = &f.docs[0];
+    assert_eq!(n.get("a").unwrap().value, Value::Str("{{ x | d }}".into()));
+    assert_eq!(n.get("b").unwrap().value, Value::Str("one two".into()));
+    let after = &n.get("c").unwrap().as_seq().unwrap()[1];
+    assert_eq!(after.value, Value::Str("after".into()));
+    assert_eq!(after.span.start as usize, text.find("after").unwrap());
+    assert_eq!((after.span.line, after.span.col), (6, 5));
+    let d = n.get_entry("d").unwrap().0;
+    assert_eq!(d.span.start as usize, text.find("d: 1").unwrap());
+    assert_eq!((d.span.line, d.span.col), (7, 1));
+}
+
+#[test]
+fn a_quoted_scalar_libyaml_rejects_stays_an_error() {
+    // A document marker inside the scalar: libyaml stops there too.
+    let f = parse(FileId(0), "a: \"x\n---\ny\"\n");
+    assert!(f.failed);
+    assert_eq!(f.diagnostics[0].code, code::YAML_SYNTAX);
+}

@@ -197,7 +197,15 @@ impl Builder<'_> {
                 self.display(&f)
             ));
         }
-        let shown: Vec<String> = search.iter().map(|d| self.display(d)).collect();
+        // A role at the top of the tree has the playbook directory, its own
+        // parent and the root as one directory: named once.
+        let mut shown: Vec<String> = Vec::new();
+        for dir in &search {
+            let d = self.display(dir);
+            if !shown.contains(&d) {
+                shown.push(d);
+            }
+        }
         Err(format!("searched {}", shown.join(", ")))
     }
 
