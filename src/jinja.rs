@@ -73,6 +73,7 @@ mod bounds;
 mod builtins;
 mod env;
 mod eval;
+mod file;
 mod names;
 mod py;
 mod template;
@@ -81,6 +82,10 @@ mod tests;
 mod version;
 
 use bounds::{Nesting, parseable, spend};
+pub use file::{
+    Condition, Coverage, FileOptions, FileText, Line, NoTemplates, TemplateLoader, UNKNOWN_MARK,
+    describe, render_file,
+};
 use env::{ENV, Fail};
 use std::collections::BTreeSet;
 
