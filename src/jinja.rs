@@ -82,11 +82,11 @@ mod tests;
 mod version;
 
 use bounds::{Nesting, parseable, spend};
+use env::{ENV, Fail};
 pub use file::{
     Condition, Coverage, FileOptions, FileText, Line, NoTemplates, TemplateLoader, UNKNOWN_MARK,
     describe, render_file,
 };
-use env::{ENV, Fail};
 use std::collections::BTreeSet;
 
 /// Fuel (minijinja units: one per operation, one per 64 bytes created) that

@@ -53,7 +53,7 @@ fn task_found<'s>(scope: &'s Scope<'_>, facts: &Facts<'s>, sources: &SourceMap) 
         return out;
     }
     for it in facts.iterations(scope).iter() {
-        let kinds = crate::effect::sysctl_writes(it.effects(r.inst));
+        let kinds = crate::effect::sysctl_writes_marked(it.effects(r.inst));
         if kinds.is_empty() {
             continue;
         }
@@ -67,12 +67,12 @@ fn task_found<'s>(scope: &'s Scope<'_>, facts: &Facts<'s>, sources: &SourceMap) 
             line: t.span.line,
             task: t.display_name().to_string(),
         };
-        for kind in kinds {
+        for (kind, under_template_conditions) in kinds {
             out.push(Found {
                 write: Write {
                     kind,
                     evidence: evidence.clone(),
-                    conditional: hold.is_none(),
+                    conditional: hold.is_none() || under_template_conditions,
                 },
                 role: r.inst.roles.last().cloned(),
                 column: t.span.col,

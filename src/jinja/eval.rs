@@ -818,8 +818,7 @@ impl<'a> Evaluator<'a> {
                 self.call_macro(f.id, &c.args, e)
             }
             // A macro of a template imported as a name (`m.name(...)`).
-            Expr::GetAttr(g)
-                if matches!(&g.expr, Expr::Var(m) if self.locals.is_some_and(|l| l.is_macro(&format!("{}.{}", m.id, g.name)))) =>
+            Expr::GetAttr(g) if matches!(&g.expr, Expr::Var(m) if self.locals.is_some_and(|l| l.is_macro(&format!("{}.{}", m.id, g.name)))) =>
             {
                 let name = match &g.expr {
                     Expr::Var(m) => format!("{}.{}", m.id, g.name),

@@ -144,11 +144,15 @@ fn shown(v: &Value) -> String {
 impl Locals for Interp<'_> {
     fn local(&self, name: &str) -> Option<Ev> {
         let frames = self.frames.borrow();
-        frames.iter().rev().find_map(|f| f.get(name)).map(|l| match l {
-            Local::Val(v) => Ev::Val(v.clone()),
-            Local::Unk(s) => Ev::Unk(s.clone()),
-            Local::Macro(_) => Ev::unk(name, UnknownWhy::TooComplex),
-        })
+        frames
+            .iter()
+            .rev()
+            .find_map(|f| f.get(name))
+            .map(|l| match l {
+                Local::Val(v) => Ev::Val(v.clone()),
+                Local::Unk(s) => Ev::Unk(s.clone()),
+                Local::Macro(_) => Ev::unk(name, UnknownWhy::TooComplex),
+            })
     }
 
     fn is_macro(&self, name: &str) -> bool {
@@ -272,7 +276,10 @@ impl Interp<'_> {
         // child's other output is dropped, as Jinja does).
         self.with_file(file, || {
             for s in body {
-                if matches!(s, Stmt::Set(_) | Stmt::Macro(_) | Stmt::Import(_) | Stmt::FromImport(_)) {
+                if matches!(
+                    s,
+                    Stmt::Set(_) | Stmt::Macro(_) | Stmt::Import(_) | Stmt::FromImport(_)
+                ) {
                     self.exec(std::slice::from_ref(s), &mut Vec::new())?;
                 }
             }
@@ -617,17 +624,21 @@ impl Interp<'_> {
             }
         };
         if f.recursive || items.len() > MAX_LOOP_ITEMS {
-            self.unknown_repeat(unk(
-                if f.recursive {
-                    format!("recursive loop over {}", snippet(&self.text(&f.iter)))
-                } else {
-                    format!(
-                        "a loop over {} items (more than {MAX_LOOP_ITEMS})",
-                        items.len()
-                    )
-                },
-                UnknownWhy::TooComplex,
-            ), &f.body, out);
+            self.unknown_repeat(
+                unk(
+                    if f.recursive {
+                        format!("recursive loop over {}", snippet(&self.text(&f.iter)))
+                    } else {
+                        format!(
+                            "a loop over {} items (more than {MAX_LOOP_ITEMS})",
+                            items.len()
+                        )
+                    },
+                    UnknownWhy::TooComplex,
+                ),
+                &f.body,
+                out,
+            );
             return Ok(());
         }
         let items = match &f.filter_expr {
@@ -692,12 +703,7 @@ impl Interp<'_> {
 
     /// The output of a loop whose items are not known: unknown, and whole
     /// lines when its body writes whole lines.
-    fn unknown_repeat(
-        &self,
-        why: BTreeSet<Unknown>,
-        body: &[Stmt<'_>],
-        out: &mut Vec<Frag>,
-    ) {
+    fn unknown_repeat(&self, why: BTreeSet<Unknown>, body: &[Stmt<'_>], out: &mut Vec<Frag>) {
         out.push(Frag::Unknown(why));
         if let Some(Stmt::EmitRaw(r)) = body.last()
             && r.raw.ends_with('\n')
@@ -715,10 +721,7 @@ impl Interp<'_> {
                 CallArg::Pos(x) => (None, x),
                 CallArg::Kwarg(n, x) => (Some(*n), x),
                 CallArg::PosSplat(x) | CallArg::KwargSplat(x) => {
-                    why.insert(Unknown::new(
-                        snippet(&self.text(x)),
-                        UnknownWhy::TooComplex,
-                    ));
+                    why.insert(Unknown::new(snippet(&self.text(x)), UnknownWhy::TooComplex));
                     continue;
                 }
             };

@@ -180,6 +180,32 @@ impl FileText {
         }
     }
 
+    /// A file known whole.
+    #[must_use]
+    pub fn known(text: &str) -> FileText {
+        let mut lines: Vec<Line> = text
+            .split('\n')
+            .map(|l| Line {
+                text: l.to_string(),
+                unknown: Vec::new(),
+                when: Vec::new(),
+                newline: true,
+            })
+            .collect();
+        if let Some(last) = lines.pop()
+            && !last.text.is_empty()
+        {
+            lines.push(Line {
+                newline: false,
+                ..last
+            });
+        }
+        FileText {
+            lines,
+            newline: "\n",
+        }
+    }
+
     /// How much of the file is known.
     #[must_use]
     pub fn coverage(&self) -> Coverage {

@@ -36,6 +36,19 @@ impl Default for FileOptions {
 const HEADER: &str = "#jinja2:";
 
 impl FileOptions {
+    /// The `template` module's arguments that are options.
+    pub const TASK_ARGS: [&'static str; 9] = [
+        "trim_blocks",
+        "lstrip_blocks",
+        "newline_sequence",
+        "block_start_string",
+        "block_end_string",
+        "variable_start_string",
+        "variable_end_string",
+        "comment_start_string",
+        "comment_end_string",
+    ];
+
     /// Sets one option by its Ansible name from a task argument's text;
     /// `false` when the name is not an option or the value does not fit.
     pub fn set(&mut self, key: &str, value: &str) -> bool {

@@ -75,10 +75,7 @@ fn known_templates_render_as_ansible_does() {
             "{% for i in l if i > 1 %}{{ i }}{{ ',' if not loop.last }}{% endfor %}\n",
             "2,3\n",
         ),
-        (
-            "{% for i in [] %}x{% else %}empty{% endfor %}\n",
-            "empty\n",
-        ),
+        ("{% for i in [] %}x{% else %}empty{% endfor %}\n", "empty\n"),
         // `set` in a loop does not leak out.
         (
             "{% set x = 1 %}{% for i in l %}{% set x = i %}{% endfor %}{{ x }}\n",
@@ -258,7 +255,10 @@ fn bounds_hold() {
     );
     assert!(f.full_text().is_none());
     // A loop over a million items.
-    let f = render("{% for i in range(1000000) %}{{ i }}\n{% endfor %}x\n", &vars);
+    let f = render(
+        "{% for i in range(1000000) %}{{ i }}\n{% endfor %}x\n",
+        &vars,
+    );
     assert_eq!(f.unknown_lines().count(), 1);
     assert!(f.lines.iter().any(|l| l.text == "x"));
     // A huge output.
