@@ -29,12 +29,14 @@ mod sysctl;
 pub(crate) mod testing;
 mod to_sysctl;
 pub mod units;
+mod unknown;
 pub mod view;
 
 pub use derive::{derive, kinds_of, may_change_units, may_have, may_have_effects};
 pub use display::{shown, shown_raw};
 pub use file::unit_of_file;
 pub use to_sysctl::{sysctl_writes, sysctl_writes_marked};
+pub use unknown::{UNKNOWN_PREFIX, is_unknown};
 pub use view::TaskView;
 
 use crate::jinja::{Coverage, FileText};

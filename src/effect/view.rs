@@ -46,6 +46,13 @@ pub trait TaskView {
         Some(crate::jinja::FileText::known(&whole))
     }
 
+    /// Why a text does not render statically, in words (which variable,
+    /// and why); `None` when the view cannot say.
+    fn unknown_reason(&self, text: &str) -> Option<String> {
+        let _ = text;
+        None
+    }
+
     /// The handlers the task notifies.
     fn notify(&self) -> &[String];
 

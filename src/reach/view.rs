@@ -74,6 +74,18 @@ impl crate::effect::TaskView for IterView<'_, '_> {
         ))
     }
 
+    fn unknown_reason(&self, text: &str) -> Option<String> {
+        match crate::jinja::render(text, &self.it.tv) {
+            crate::jinja::Rendered::Unknown(why) => Some(
+                why.iter()
+                    .map(crate::jinja::describe)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            crate::jinja::Rendered::Value(_) => None,
+        }
+    }
+
     fn notify(&self) -> &[String] {
         &self.inst.task.notify
     }

@@ -5,8 +5,6 @@
 use super::Context;
 use super::{Finding, Related, Rule, RuleMeta, finding};
 use crate::diagnostic::Severity;
-use crate::effect::{EffectKind, Known};
-use crate::reach::{Facts, IterView, conditions_hold};
 use crate::sysctl::{SysctlFileKind, WriteKind, sysctl_file_kind};
 
 pub static META: RuleMeta = RuleMeta {
@@ -46,78 +44,13 @@ before the file that holds the Kubernetes settings.
 pub struct SysctlLateFileUnknownLines;
 pub static RULE: SysctlLateFileUnknownLines = SysctlLateFileUnknownLines;
 
-/// A sysctl file written with unknown lines.
-#[derive(Clone)]
-struct Unknowns {
-    path: String,
-    /// The name it sorts by (`None`: `/etc/sysctl.conf`, applied last by
-    /// `sysctl --system`).
-    name: Option<String>,
-    lines: usize,
-    why: String,
-    file: String,
-    line: u32,
-    column: u32,
-}
-
-/// The file name a sysctl path sorts by, when it is one.
+/// The file name a sysctl path sorts by, when it is one (`None` inside:
+/// `/etc/sysctl.conf`, applied last by `sysctl --system`).
 fn sort_name(path: &str) -> Option<Option<String>> {
     match sysctl_file_kind(path)? {
         SysctlFileKind::SysctlConf => Some(None),
         SysctlFileKind::DropIn { name, .. } => Some(Some(name)),
     }
-}
-
-fn task_unknowns<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<Unknowns> {
-    let r = &facts.reach;
-    let t = &r.inst.task;
-    let mut out = Vec::new();
-    if r.inst.duplicate
-        || !crate::effect::may_have(
-            &t.module,
-            !t.notify.is_empty(),
-            &[crate::effect::Kind::FileWritten],
-        )
-    {
-        return out;
-    }
-    for it in facts.iterations(cx.scope).iter() {
-        for e in it.effects(r.inst) {
-            let EffectKind::FileWritten { path, content, .. } = &e.kind else {
-                continue;
-            };
-            let Some(name) = sort_name(path) else {
-                continue;
-            };
-            let view = IterView::new(r.inst, it);
-            let (lines, why) = match content.rendering(&view) {
-                Some(rendering) => {
-                    let unknown: Vec<_> = rendering.file.unknown_lines().collect();
-                    let Some(first) = unknown.first() else {
-                        continue;
-                    };
-                    (unknown.len(), first.unknown_text())
-                }
-                None if content.known == Known::Unknown => {
-                    (1, "its source is not found".to_string())
-                }
-                None => continue,
-            };
-            if conditions_hold(r, &it.tv) == Some(false) {
-                continue;
-            }
-            out.push(Unknowns {
-                path: path.clone(),
-                name,
-                lines,
-                why,
-                file: cx.sources.display(t.span.file),
-                line: t.span.line,
-                column: t.span.col,
-            });
-        }
-    }
-    out
 }
 
 impl Rule for SysctlLateFileUnknownLines {
@@ -145,15 +78,17 @@ impl Rule for SysctlLateFileUnknownLines {
             })
             .collect();
         needed.sort_by(|a, b| a.0.cmp(&b.0));
-        let found = crate::reach::per_task(cx.reached, |f| task_unknowns(cx, f), |_, u| u.clone());
-        for u in found {
+        for u in crate::check::sysctl::unknown_lines(cx.scope, cx.reached, cx.sources) {
+            let Some(name) = sort_name(&u.path) else {
+                continue;
+            };
             // The last needed file it sorts after; `/etc/sysctl.conf` comes
             // after them all under `sysctl --system`.
             let after = needed
                 .iter()
                 .rev()
-                .find(|(n, _)| u.name.as_ref().is_none_or(|name| name > n));
-            let late = match (&u.name, after) {
+                .find(|(n, _)| name.as_ref().is_none_or(|name| name > n));
+            let late = match (&name, after) {
                 (_, Some(_)) | (None, None) => true,
                 (Some(name), None) => needed.is_empty() && name.as_str() > "99-sysctl.conf",
             };
@@ -163,8 +98,8 @@ impl Rule for SysctlLateFileUnknownLines {
             let after_text = after.map_or_else(|| "99-sysctl.conf".to_string(), |(n, _)| n.clone());
             let mut f = finding(
                 &META,
-                &u.file,
-                u.line,
+                &u.evidence.file,
+                u.evidence.line,
                 u.column,
                 format!(
                     "{} sorts after {after_text} and is written with {} line{} not known statically ({}): it may override what Kubernetes needs at boot",
