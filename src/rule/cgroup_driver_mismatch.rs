@@ -116,9 +116,8 @@ fn task_sides<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<(bool, Side)> 
         let content: &str = match &e.kind {
             // A template may compute the word from its variables.
             EffectKind::FileWritten { content, .. }
-                if !content.raw.contains("group")
-                    && !(content.template
-                        && crate::ansible::project::is_templated(&content.raw)) =>
+                if !(content.raw.contains("group")
+                    || content.template && crate::ansible::project::is_templated(&content.raw)) =>
             {
                 continue;
             }

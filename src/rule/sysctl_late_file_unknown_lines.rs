@@ -44,12 +44,19 @@ before the file that holds the Kubernetes settings.
 pub struct SysctlLateFileUnknownLines;
 pub static RULE: SysctlLateFileUnknownLines = SysctlLateFileUnknownLines;
 
-/// The file name a sysctl path sorts by, when it is one (`None` inside:
-/// `/etc/sysctl.conf`, applied last by `sysctl --system`).
-fn sort_name(path: &str) -> Option<Option<String>> {
+/// Where a sysctl file comes in the engines' order.
+enum Order {
+    /// A drop-in, by its name.
+    Name(String),
+    /// `/etc/sysctl.conf`, applied last by `sysctl --system`.
+    Last,
+}
+
+/// The order of a sysctl path, when it is a sysctl file.
+fn order(path: &str) -> Option<Order> {
     match sysctl_file_kind(path)? {
-        SysctlFileKind::SysctlConf => Some(None),
-        SysctlFileKind::DropIn { name, .. } => Some(Some(name)),
+        SysctlFileKind::SysctlConf => Some(Order::Last),
+        SysctlFileKind::DropIn { name, .. } => Some(Order::Name(name)),
     }
 }
 
@@ -72,25 +79,28 @@ impl Rule for SysctlLateFileUnknownLines {
                 WriteKind::Persist { file, key, .. }
                     if required.contains(&crate::sysctl::normalize_key(key)) =>
                 {
-                    sort_name(file).flatten().map(|n| (n, f))
+                    match order(file) {
+                        Some(Order::Name(n)) => Some((n, f)),
+                        _ => None,
+                    }
                 }
                 _ => None,
             })
             .collect();
         needed.sort_by(|a, b| a.0.cmp(&b.0));
         for u in crate::check::sysctl::unknown_lines(cx.scope, cx.reached, cx.sources) {
-            let Some(name) = sort_name(&u.path) else {
+            let Some(at) = order(&u.path) else {
                 continue;
             };
             // The last needed file it sorts after; `/etc/sysctl.conf` comes
             // after them all under `sysctl --system`.
-            let after = needed
-                .iter()
-                .rev()
-                .find(|(n, _)| name.as_ref().is_none_or(|name| name > n));
-            let late = match (&name, after) {
-                (_, Some(_)) | (None, None) => true,
-                (Some(name), None) => needed.is_empty() && name.as_str() > "99-sysctl.conf",
+            let after = needed.iter().rev().find(|(n, _)| match &at {
+                Order::Name(name) => name > n,
+                Order::Last => true,
+            });
+            let late = match (&at, after) {
+                (_, Some(_)) | (Order::Last, None) => true,
+                (Order::Name(name), None) => needed.is_empty() && name.as_str() > "99-sysctl.conf",
             };
             if !late {
                 continue;

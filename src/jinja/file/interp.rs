@@ -236,7 +236,7 @@ impl Interp<'_> {
         Ok(())
     }
 
-    fn step(&self) -> Result<(), Failed> {
+    fn step() -> Result<(), Failed> {
         if spend(1) {
             Ok(())
         } else {
@@ -285,7 +285,7 @@ impl Interp<'_> {
             }
             Ok(())
         })?;
-        match self.load(&name)? {
+        match self.load(&name) {
             Ok(p) => self.nested(|| self.template(p, out)),
             Err(u) => {
                 out.push(Frag::Unknown(BTreeSet::from([u])));
@@ -316,25 +316,25 @@ impl Interp<'_> {
         r
     }
 
-    /// A template by name from the loader, parsed: `Ok(Err(..))` when it
-    /// is not found or does not parse (its output is unknown).
-    fn load(&self, name: &str) -> Result<Result<&'static Parsed, Unknown>, Failed> {
+    /// A template by name from the loader, parsed; why not when it is not
+    /// found or does not parse (its output is unknown).
+    fn load(&self, name: &str) -> Result<&'static Parsed, Unknown> {
         let Some(text) = self.loader.load(name) else {
-            return Ok(Err(Unknown::failure(
+            return Err(Unknown::failure(
                 name,
                 format!("the template {name:?} is not found in the search path"),
-            )));
+            ));
         };
-        let (body, opts) = match self.opts.with_header(&text) {
-            Ok(x) => x,
-            Err(m) => return Ok(Err(Unknown::failure(name, m))),
-        };
-        Ok(parsed::parse(body, &opts))
+        let (body, opts) = self
+            .opts
+            .with_header(&text)
+            .map_err(|m| Unknown::failure(name, m))?;
+        parsed::parse(body, &opts)
     }
 
     fn exec(&self, stmts: &'static [Stmt<'static>], out: &mut Vec<Frag>) -> Result<(), Failed> {
         for s in stmts {
-            self.step()?;
+            Self::step()?;
             self.stmt(s, out)?;
         }
         Ok(())
@@ -374,7 +374,7 @@ impl Interp<'_> {
                 (Ok(false), _) => self.exec(&c.false_body, out)?,
                 (Err(ev), text) => {
                     let why: Vec<Unknown> = ev_unknowns(ev).into_iter().collect();
-                    self.branches(text, why, &c.true_body, &c.false_body, out)?;
+                    self.branches(&text, why, &c.true_body, &c.false_body, out)?;
                 }
             },
             Stmt::ForLoop(f) => self.for_loop(f, out)?,
@@ -524,7 +524,7 @@ impl Interp<'_> {
     /// is unknown afterwards.
     fn branches(
         &self,
-        expr: String,
+        expr: &str,
         why: Vec<Unknown>,
         then: &'static [Stmt<'static>],
         els: &'static [Stmt<'static>],
@@ -564,7 +564,7 @@ impl Interp<'_> {
         }
         out.push(Frag::Branch {
             cond: Condition {
-                expr: snippet(&expr),
+                expr: snippet(expr),
                 holds: true,
                 why,
             },
@@ -619,12 +619,12 @@ impl Interp<'_> {
                 }
             },
             other => {
-                self.unknown_repeat(ev_unknowns(other), &f.body, out);
+                Self::unknown_repeat(ev_unknowns(other), &f.body, out);
                 return Ok(());
             }
         };
         if f.recursive || items.len() > MAX_LOOP_ITEMS {
-            self.unknown_repeat(
+            Self::unknown_repeat(
                 unk(
                     if f.recursive {
                         format!("recursive loop over {}", snippet(&self.text(&f.iter)))
@@ -654,7 +654,7 @@ impl Interp<'_> {
                         Ok(true) => kept.push(item),
                         Ok(false) => {}
                         Err(ev) => {
-                            self.unknown_repeat(ev_unknowns(ev), &f.body, out);
+                            Self::unknown_repeat(ev_unknowns(ev), &f.body, out);
                             return Ok(());
                         }
                     }
@@ -667,7 +667,7 @@ impl Interp<'_> {
         }
         let n = items.len();
         for (i, item) in items.iter().enumerate() {
-            self.step()?;
+            Self::step()?;
             let mut lp = vec![
                 ("index", Value::from(i + 1)),
                 ("index0", Value::from(i)),
@@ -703,7 +703,7 @@ impl Interp<'_> {
 
     /// The output of a loop whose items are not known: unknown, and whole
     /// lines when its body writes whole lines.
-    fn unknown_repeat(&self, why: BTreeSet<Unknown>, body: &[Stmt<'_>], out: &mut Vec<Frag>) {
+    fn unknown_repeat(why: BTreeSet<Unknown>, body: &[Stmt<'_>], out: &mut Vec<Frag>) {
         out.push(Frag::Unknown(why));
         if let Some(Stmt::EmitRaw(r)) = body.last()
             && r.raw.ends_with('\n')
@@ -799,20 +799,11 @@ impl Interp<'_> {
 
     /// The macros a template defines at its top level.
     fn macros_of(&self, name: &str) -> Result<Vec<(&'static str, MacroDef)>, BTreeSet<Unknown>> {
-        let p = match self.load(name) {
-            Ok(Ok(p)) => p,
-            Ok(Err(u)) | Err(u) => return Err(BTreeSet::from([u])),
-        };
+        let p = self.load(name).map_err(|u| BTreeSet::from([u]))?;
         Ok(p.body()
             .iter()
             .filter_map(|s| match s {
-                Stmt::Macro(m) => Some((
-                    m.name,
-                    MacroDef {
-                        file: p,
-                        decl: &**m,
-                    },
-                )),
+                Stmt::Macro(m) => Some((m.name, MacroDef { file: p, decl: m })),
                 _ => None,
             })
             .collect())
@@ -844,7 +835,7 @@ impl Interp<'_> {
             }
             return Ok(());
         };
-        match self.load(found)? {
+        match self.load(found) {
             Ok(p) => self.nested(|| self.template(p, out)),
             Err(u) => {
                 out.push(Frag::Unknown(BTreeSet::from([u])));
