@@ -43,10 +43,12 @@
 //!
 //! * `union`, `intersect`, `difference` keep first-seen order; Ansible goes
 //!   through Python sets, whose order is arbitrary (membership and length agree).
-//! * Templates with statements other than `if` (`for`, `set`, macros) are
-//!   rendered by minijinja once all their variables are known: the result is
-//!   always a string (Ansible keeps the native type of a single output node)
-//!   and operators there follow minijinja, not Python.
+//! * Templated values with statements other than `if` (`for`, `set`,
+//!   macros) are rendered by minijinja once all their variables are known:
+//!   the result is always a string (Ansible keeps the native type of a
+//!   single output node) and operators there follow minijinja, not Python.
+//!   Template files ([`render_file`]) are interpreted here, statements and
+//!   all.
 //! * A fact is assumed to exist (`ansible_default_ipv6 is defined` is true),
 //!   and an unknown operand of `and`/`or` is assumed to be a boolean.
 //!
@@ -61,7 +63,9 @@
 //! # Where things are
 //!
 //! This file holds the public API and its types. `eval` interprets an
-//! expression tree, `template` renders templates, `names` lists the
+//! expression tree, `template` renders templated values, `file` renders
+//! template files as the `template` action does (known, conditional and
+//! unknown lines: [`render_file`]), `names` lists the
 //! variables a source uses, `py` is Python's value semantics, `ansible`
 //! Ansible's filters and tests, `version` the `version` test, `env` the
 //! minijinja environment for what is delegated to it, and `bounds` what

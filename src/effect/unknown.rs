@@ -16,18 +16,28 @@ fn unrendered(s: &str) -> bool {
     s.contains("{{") || s.contains("{%")
 }
 
-/// The unknown form of a field's text, with the reason the view gives.
+/// Template text without its delimiters, its whitespace collapsed: the
+/// expressions it is made of, to tell two unknown fields apart.
+fn without_delimiters(s: &str) -> String {
+    let bare = s
+        .replace("{{", " ")
+        .replace("}}", " ")
+        .replace("{%", " ")
+        .replace("%}", " ");
+    bare.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The unknown form of a field's text: the expressions it is made of and
+/// why they do not render (the reason the view gives).
 fn unknown(view: &dyn TaskView, s: &str) -> String {
     let why = view
         .unknown_reason(s)
         .unwrap_or_else(|| "not rendered statically".to_string());
-    // The reason names variables and expressions, never a whole template.
-    let why = why
-        .replace("{{", "")
-        .replace("}}", "")
-        .replace("{%", "")
-        .replace("%}", "");
-    format!("{UNKNOWN_PREFIX}{}>", why.trim())
+    format!(
+        "{UNKNOWN_PREFIX}{} ({})>",
+        super::display::shown_raw(&without_delimiters(s)),
+        without_delimiters(&why)
+    )
 }
 
 /// Replaces every unrendered naming field of `effects` by its unknown form.
