@@ -54,8 +54,21 @@ pub(crate) fn parse(text: &str, opts: &FileOptions) -> Result<&'static Parsed, U
         return Err(Unknown::failure(snippet(text), "invalid delimiters"));
     };
     let leaked: &'static str = Box::leak(text.into());
-    let parsed = match minijinja::machinery::parse(leaked, "<template>", syntax) {
-        Ok(root) => Ok(&*Box::leak(Box::new(Parsed { text: leaked, root }))),
+    let mut result = minijinja::machinery::parse(leaked, "<template>", syntax.clone());
+    let mut source = leaked;
+    // Jinja reads `for x in a, b` as a loop over the tuple `(a, b)`;
+    // minijinja's parser wants the parentheses.
+    if result.is_err()
+        && let Some(fixed) = parenthesize_for_tuples(text, opts)
+    {
+        let fixed: &'static str = Box::leak(fixed.into_boxed_str());
+        if let Ok(root) = minijinja::machinery::parse(fixed, "<template>", syntax) {
+            result = Ok(root);
+            source = fixed;
+        }
+    }
+    let parsed = match result {
+        Ok(root) => Ok(&*Box::leak(Box::new(Parsed { text: source, root }))),
         Err(e) => Err(Unknown::failure(
             snippet(text),
             format!(
@@ -92,4 +105,66 @@ fn screened(text: &str, opts: &FileOptions) -> bool {
         rest = &rest[end..];
     }
     true
+}
+
+/// The text with each `for` tag whose iterable is a bare tuple (`for x in
+/// "a", "b"`) given parentheses; `None` when there is none.
+fn parenthesize_for_tuples(text: &str, opts: &FileOptions) -> Option<String> {
+    let (open, close) = (opts.block.0.as_str(), opts.block.1.as_str());
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    let mut changed = false;
+    while let Some(at) = rest.find(open) {
+        let Some(len) = rest[at..].find(close) else {
+            break;
+        };
+        let tag = &rest[at..at + len + close.len()];
+        out.push_str(&rest[..at]);
+        match tuple_iterable(&tag[open.len()..len]) {
+            Some((head, iter, tail)) => {
+                out.push_str(open);
+                out.push_str(head);
+                out.push('(');
+                out.push_str(iter);
+                out.push(')');
+                out.push_str(tail);
+                out.push_str(close);
+                changed = true;
+            }
+            None => out.push_str(tag),
+        }
+        rest = &rest[at + tag.len()..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// A `for` tag's inside split around a bare tuple iterable: what comes
+/// before it, the iterable, what comes after (whitespace control).
+fn tuple_iterable(inside: &str) -> Option<(&str, &str, &str)> {
+    let body = inside.trim_start_matches(['-', '+']).trim_start();
+    let rest = body.strip_prefix("for ")?;
+    let in_at = rest.find(" in ")?;
+    let start = inside.len() - rest.len() + in_at + " in ".len();
+    let end = inside.trim_end_matches(['-', '+']).trim_end().len();
+    let iter = inside.get(start..end)?;
+    // A comma outside brackets and quotes, and nothing that ends the
+    // iterable early (a loop filter, `recursive`).
+    let (mut depth, mut quote) = (0i32, None);
+    let mut top_comma = false;
+    for c in iter.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => top_comma = true,
+            _ => {}
+        }
+    }
+    let words = iter
+        .split_whitespace()
+        .any(|w| w == "if" || w == "recursive");
+    (top_comma && !words).then(|| (&inside[..start], iter, &inside[end..]))
 }

@@ -111,6 +111,11 @@ fn known_templates_render_as_ansible_does() {
             "#jinja2: lstrip_blocks: True\n  {% if true %}\nx\n  {% endif %}\n",
             "x\n",
         ),
+        // A bare tuple as the iterable.
+        (
+            "{% for s in \"kube\", \"system\" -%}\n{{ s }},{% endfor %}\n",
+            "kube,system,\n",
+        ),
     ];
     for (t, want) in cases {
         assert_eq!(full(t, &vars), want, "{t:?}");
