@@ -43,10 +43,12 @@
 //!
 //! * `union`, `intersect`, `difference` keep first-seen order; Ansible goes
 //!   through Python sets, whose order is arbitrary (membership and length agree).
-//! * Templates with statements other than `if` (`for`, `set`, macros) are
-//!   rendered by minijinja once all their variables are known: the result is
-//!   always a string (Ansible keeps the native type of a single output node)
-//!   and operators there follow minijinja, not Python.
+//! * Templated values with statements other than `if` (`for`, `set`,
+//!   macros) are rendered by minijinja once all their variables are known:
+//!   the result is always a string (Ansible keeps the native type of a
+//!   single output node) and operators there follow minijinja, not Python.
+//!   Template files ([`render_file`]) are interpreted here, statements and
+//!   all.
 //! * A fact is assumed to exist (`ansible_default_ipv6 is defined` is true),
 //!   and an unknown operand of `and`/`or` is assumed to be a boolean.
 //!
@@ -61,7 +63,9 @@
 //! # Where things are
 //!
 //! This file holds the public API and its types. `eval` interprets an
-//! expression tree, `template` renders templates, `names` lists the
+//! expression tree, `template` renders templated values, `file` renders
+//! template files as the `template` action does (known, conditional and
+//! unknown lines: [`render_file`]), `names` lists the
 //! variables a source uses, `py` is Python's value semantics, `ansible`
 //! Ansible's filters and tests, `version` the `version` test, `env` the
 //! minijinja environment for what is delegated to it, `lookup` the pure
@@ -76,6 +80,7 @@ mod builtins;
 mod env;
 mod escape;
 mod eval;
+mod file;
 mod lookup;
 mod names;
 mod py;
@@ -92,6 +97,10 @@ pub use lookup::{
 
 use bounds::{Nesting, parseable, spend};
 use env::{ENV, Fail};
+pub use file::{
+    Condition, Coverage, FileOptions, FileText, Line, NoTemplates, TemplateLoader, UNKNOWN_MARK,
+    describe, render_file,
+};
 use std::collections::BTreeSet;
 
 /// Fuel (minijinja units: one per operation, one per 64 bytes created) that

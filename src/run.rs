@@ -644,7 +644,11 @@ fn sysctl(args: &SysctlSettings) -> Result<u8, String> {
             s.push('\n');
             s
         }
-        TasksFormat::Human => output::sysctl::table(&results, &base),
+        TasksFormat::Human => output::sysctl::table(
+            &results,
+            &base,
+            &crate::check::sysctl::unknown_lines(&scope, &reached, &loaded.sources),
+        ),
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(if report_internal_errors(&diagnostics) {

@@ -188,6 +188,7 @@ pub fn derive(view: &dyn TaskView) -> Vec<Effect> {
         with_meaning.extend(derived);
     }
     let mut out = with_meaning;
+    super::unknown::mark(view, &mut out);
     for name in view.notify() {
         out.push(Effect::new(
             EffectKind::HandlerNotified { name: name.clone() },

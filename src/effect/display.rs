@@ -113,7 +113,11 @@ impl Display for Effect {
             EffectKind::Kubeadm { args } => write!(f, " {}", shown(args))?,
             EffectKind::Command { line } => write!(f, " {}", shown(line))?,
         }
-        write!(f, " {}", self.timing)
+        write!(f, " {}", self.timing)?;
+        match &self.when {
+            Some(w) => write!(f, " if {w}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -141,7 +145,7 @@ fn field(f: &mut Formatter<'_>, name: &str, value: Option<&str>) -> fmt::Result 
 
 /// How much of a written file is known, and whether it is a template.
 fn content_label(c: &Content) -> &'static str {
-    match (c.known, c.template) {
+    match (c.coverage(), c.template) {
         (Known::Known, false) => "known",
         (Known::Known, true) => "known_template",
         (Known::Partly, false) => "partly_known",

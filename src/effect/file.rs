@@ -125,16 +125,7 @@ pub(super) fn meaning(view: &dyn TaskView, e: &Effect, out: &mut Vec<Effect>) {
     match &e.kind {
         EffectKind::FileWritten { path, content, .. } => {
             if crate::sysctl::sysctl_file_kind(path).is_some() {
-                for (key, value, _) in crate::sysctl::parse_conf(content.text(view)) {
-                    out.push(Effect::new(
-                        EffectKind::SysctlSet {
-                            key,
-                            value,
-                            file: Some(path.clone()),
-                        },
-                        Timing::BOOT,
-                    ));
-                }
+                sysctl_file(view, path, content, out);
             } else if let Some(names) = is_modules_load(path)
                 .then(|| modules_load(path, content.text(view)))
                 .flatten()
@@ -217,6 +208,30 @@ pub(super) fn meaning(view: &dyn TaskView, e: &Effect, out: &mut Vec<Effect>) {
             }
         }
         _ => {}
+    }
+}
+
+/// The keys a written sysctl file sets at boot: every known line of it
+/// (a line written only under template conditions sets its key under
+/// them); its unknown lines set nothing known (the `check` rules read
+/// them from the content).
+fn sysctl_file(view: &dyn TaskView, path: &str, content: &Content, out: &mut Vec<Effect>) {
+    let set = |key, value| EffectKind::SysctlSet {
+        key,
+        value,
+        file: Some(path.to_string()),
+    };
+    let Some(r) = content.rendering(view) else {
+        for (key, value, _) in crate::sysctl::parse_conf(&content.raw) {
+            out.push(Effect::new(set(key, value), Timing::BOOT));
+        }
+        return;
+    };
+    for line in r.file.lines.iter().filter(|l| l.is_known()) {
+        let when = (!line.when.is_empty()).then(|| line.when_text());
+        for (key, value, _) in crate::sysctl::parse_conf(&line.text) {
+            out.push(Effect::new(set(key, value), Timing::BOOT).under(when.clone()));
+        }
     }
 }
 

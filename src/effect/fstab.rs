@@ -188,8 +188,7 @@ pub(super) fn fstab_without_swap(text: &str) -> bool {
 /// `/etc/fstab` with no swap entry (when its content is known), or a
 /// zram-generator configuration that configures no device.
 pub(super) fn written(path: &str, content: &Content, text: &str) -> Option<SwapOff> {
-    let known = content.known == Known::Known
-        || (content.template && matches!(content.rendered.get(), Some(Some(_))));
+    let known = content.coverage() == Known::Known;
     if !known {
         return None;
     }

@@ -29,14 +29,17 @@ mod sysctl;
 pub(crate) mod testing;
 mod to_sysctl;
 pub mod units;
+mod unknown;
 pub mod view;
 
 pub use derive::{derive, kinds_of, may_change_units, may_have, may_have_effects};
 pub use display::{shown, shown_raw};
 pub use file::unit_of_file;
-pub use to_sysctl::sysctl_writes;
+pub use to_sysctl::{sysctl_writes, sysctl_writes_marked};
+pub use unknown::{UNKNOWN_ITEM, UNKNOWN_PREFIX, is_unknown};
 pub use view::TaskView;
 
+use crate::jinja::{Coverage, FileText};
 use crate::sysctl::Engine;
 use serde::Serialize;
 use std::sync::{Arc, OnceLock};
@@ -75,12 +78,28 @@ pub struct Effect {
     #[serde(flatten)]
     pub kind: EffectKind,
     pub timing: Timing,
+    /// Holds only under these template conditions, in words (a line of a
+    /// written template inside a branch not known statically); the task's
+    /// own `when:` is not here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
 }
 
 impl Effect {
     #[must_use]
     pub fn new(kind: EffectKind, timing: Timing) -> Self {
-        Effect { kind, timing }
+        Effect {
+            kind,
+            timing,
+            when: None,
+        }
+    }
+
+    /// The effect under template conditions (see [`Effect::when`]).
+    #[must_use]
+    pub fn under(mut self, when: Option<String>) -> Self {
+        self.when = when;
+        self
     }
 }
 
@@ -238,22 +257,66 @@ pub enum FirewallAction {
 }
 
 /// What a written file holds, as far as known.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct Content {
     /// The text as written in the source (a template before rendering).
-    #[serde(serialize_with = "as_str")]
     pub raw: Arc<str>,
+    /// How much is known before rendering: the source found and literal
+    /// ([`Known::Known`]), a template ([`Known::Partly`] until rendered),
+    /// or not found. [`Content::coverage`] is the answer after rendering.
     pub known: Known,
     /// The template's rendering, when the caller rendered it (see
-    /// [`Content::text`]).
-    #[serde(skip)]
-    pub rendered: Arc<OnceLock<Option<String>>>,
+    /// [`Content::rendering`]).
+    pub rendered: Arc<OnceLock<Option<Rendering>>>,
     /// A template whose text is rendered before it is written.
     pub template: bool,
 }
 
-fn as_str<S: serde::Serializer>(s: &Arc<str>, ser: S) -> Result<S::Ok, S::Error> {
-    ser.serialize_str(s)
+/// A template's rendering: its lines, and its text for patterns.
+#[derive(Debug, Clone)]
+pub struct Rendering {
+    /// Known lines, lines known under template conditions, unknown lines.
+    pub file: FileText,
+    /// The whole text when every line is known, else the known lines.
+    pub text: String,
+}
+
+impl Rendering {
+    #[must_use]
+    pub fn new(file: FileText) -> Self {
+        let text = file.full_text().unwrap_or_else(|| file.known_text());
+        Rendering { file, text }
+    }
+
+    /// How much of the file is known.
+    #[must_use]
+    pub fn known(&self) -> Known {
+        match self.file.coverage() {
+            Coverage::Full => Known::Known,
+            Coverage::Partly => Known::Partly,
+            Coverage::None => Known::Unknown,
+        }
+    }
+}
+
+/// JSON: `raw`, `known`, `template`, and once rendered, the whole `text`
+/// when every line is known, else its `lines` (each with why it is
+/// unknown and the conditions it is written under).
+impl Serialize for Content {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let rendering = self.rendering_now();
+        let mut st = ser.serialize_struct("Content", 5)?;
+        st.serialize_field("raw", &*self.raw)?;
+        st.serialize_field("known", &self.coverage())?;
+        st.serialize_field("template", &self.template)?;
+        match rendering {
+            Some(r) if r.known() == Known::Known => st.serialize_field("text", &r.text)?,
+            Some(r) => st.serialize_field("lines", &r.file.lines)?,
+            None => st.skip_field("text")?,
+        }
+        st.end()
+    }
 }
 
 /// How much of a written file's content is known.
@@ -262,10 +325,11 @@ fn as_str<S: serde::Serializer>(s: &Arc<str>, ser: S) -> Result<S::Ok, S::Error>
 pub enum Known {
     /// Every byte.
     Known,
-    /// Some lines: a template with expressions, or a source found but not
-    /// rendered.
+    /// Some lines: a template with lines that are conditional or unknown
+    /// (or not rendered yet), or a source found but not rendered.
     Partly,
-    /// Nothing: the source file was not found.
+    /// Nothing: the source file was not found, or nothing of the template
+    /// renders.
     Unknown,
 }
 
@@ -280,16 +344,45 @@ impl Content {
         }
     }
 
-    /// The text as the node gets it as far as known: a template's
-    /// rendering when it renders, else the text as written.
-    pub fn text<'c>(&'c self, view: &dyn TaskView) -> &'c str {
-        if self.template
-            && crate::ansible::project::is_templated(&self.raw)
-            && let Some(r) = self.rendered.get_or_init(|| view.render(&self.raw))
-        {
-            return r;
+    /// A template with template syntax in it (its text is not the raw text).
+    fn renders(&self) -> bool {
+        self.template && crate::ansible::project::is_templated(&self.raw)
+    }
+
+    /// The template's rendering with the iteration's variables (rendered
+    /// on first request); `None` for a text written as is.
+    pub fn rendering(&self, view: &dyn TaskView) -> Option<&Rendering> {
+        if !self.renders() {
+            return None;
         }
-        &self.raw
+        self.rendered
+            .get_or_init(|| view.render_file(&self.raw).map(Rendering::new))
+            .as_ref()
+    }
+
+    /// The rendering, when someone already asked for it.
+    #[must_use]
+    pub fn rendering_now(&self) -> Option<&Rendering> {
+        self.rendered.get().and_then(Option::as_ref)
+    }
+
+    /// How much is known: from the rendered lines once rendered.
+    #[must_use]
+    pub fn coverage(&self) -> Known {
+        match self.rendering_now() {
+            Some(r) if self.known != Known::Unknown => r.known(),
+            _ => self.known,
+        }
+    }
+
+    /// The text as the node gets it as far as known: a template's
+    /// rendering (its known lines, when some are not), else the text as
+    /// written.
+    pub fn text<'c>(&'c self, view: &dyn TaskView) -> &'c str {
+        match self.rendering(view) {
+            Some(r) => &r.text,
+            None => &self.raw,
+        }
     }
 }
 

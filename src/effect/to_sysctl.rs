@@ -7,15 +7,27 @@ use crate::sysctl::{Engine, WriteKind, sysctl_file_kind};
 /// The sysctl writes of one task iteration's effects, in order.
 #[must_use]
 pub fn sysctl_writes(effects: &[Effect]) -> Vec<WriteKind> {
-    let mut out: Vec<WriteKind> = Vec::new();
-    let push = |w: WriteKind, out: &mut Vec<WriteKind>| {
+    sysctl_writes_marked(effects)
+        .into_iter()
+        .map(|(w, _)| w)
+        .collect()
+}
+
+/// [`sysctl_writes`], each marked `true` when it happens only under
+/// template conditions (a line of a written template inside a branch not
+/// known statically: [`Effect::when`]).
+#[must_use]
+pub fn sysctl_writes_marked(effects: &[Effect]) -> Vec<(WriteKind, bool)> {
+    let mut out: Vec<(WriteKind, bool)> = Vec::new();
+    let push = |w: WriteKind, out: &mut Vec<(WriteKind, bool)>, conditional: bool| {
         // A command line and the unit it restarts may both say "apply
         // everything": once is what happens.
-        if out.last() != Some(&w) {
-            out.push(w);
+        if out.last().map(|(l, _)| l) != Some(&w) {
+            out.push((w, conditional));
         }
     };
     for e in effects {
+        let conditional = e.when.is_some();
         match &e.kind {
             EffectKind::SysctlSet { key, value, file } => {
                 if let Some(file) = file {
@@ -26,6 +38,7 @@ pub fn sysctl_writes(effects: &[Effect]) -> Vec<WriteKind> {
                             value: value.clone(),
                         },
                         &mut out,
+                        conditional,
                     );
                 }
                 // A value set live by itself (`sysctl -w`); one written to a
@@ -37,6 +50,7 @@ pub fn sysctl_writes(effects: &[Effect]) -> Vec<WriteKind> {
                             value: value.clone(),
                         },
                         &mut out,
+                        conditional,
                     );
                 }
             }
@@ -46,6 +60,7 @@ pub fn sysctl_writes(effects: &[Effect]) -> Vec<WriteKind> {
                     key: key.clone(),
                 },
                 &mut out,
+                conditional,
             ),
             EffectKind::SysctlApplied { apply } => push(
                 match apply {
@@ -53,6 +68,7 @@ pub fn sysctl_writes(effects: &[Effect]) -> Vec<WriteKind> {
                     SysctlApply::All(engine) => WriteKind::ApplyAll { engine: *engine },
                 },
                 &mut out,
+                conditional,
             ),
             // A whole file replaced: what it held before is gone, then its
             // keys are persisted (the `SysctlSet`s that follow).
@@ -61,10 +77,18 @@ pub fn sysctl_writes(effects: &[Effect]) -> Vec<WriteKind> {
                 replaces_link,
                 ..
             } if *replaces_link && sysctl_file_kind(path).is_some() => {
-                push(WriteKind::DeleteFile { file: path.clone() }, &mut out);
+                push(
+                    WriteKind::DeleteFile { file: path.clone() },
+                    &mut out,
+                    conditional,
+                );
             }
             EffectKind::FileRemoved { path } if sysctl_file_kind(path).is_some() => {
-                push(WriteKind::DeleteFile { file: path.clone() }, &mut out);
+                push(
+                    WriteKind::DeleteFile { file: path.clone() },
+                    &mut out,
+                    conditional,
+                );
             }
             EffectKind::Linked { path, target } if sysctl_file_kind(path).is_some() => push(
                 WriteKind::Link {
@@ -72,6 +96,7 @@ pub fn sysctl_writes(effects: &[Effect]) -> Vec<WriteKind> {
                     target: target.clone(),
                 },
                 &mut out,
+                conditional,
             ),
             EffectKind::Service { unit, action }
                 if unit.trim_end_matches(".service") == "systemd-sysctl"
@@ -85,6 +110,7 @@ pub fn sysctl_writes(effects: &[Effect]) -> Vec<WriteKind> {
                         engine: Engine::SystemdSysctl,
                     },
                     &mut out,
+                    conditional,
                 );
             }
             _ => {}

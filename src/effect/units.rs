@@ -110,6 +110,7 @@ impl Units {
                 now: self.started.contains(unit),
                 boot: self.enabled.contains(unit),
             },
+            when: e.when.clone(),
         })
     }
 }

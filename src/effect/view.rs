@@ -36,6 +36,23 @@ pub trait TaskView {
     /// when it does not render statically.
     fn render(&self, text: &str) -> Option<String>;
 
+    /// A template file rendered with the iteration's variables, the task's
+    /// template options and the templates it includes from the task's
+    /// search path, as known lines, conditional lines and unknown lines;
+    /// `None` when there is no way to render it. By default, the text
+    /// [`TaskView::render`] gives, known whole.
+    fn render_file(&self, text: &str) -> Option<crate::jinja::FileText> {
+        let whole = self.render(text)?;
+        Some(crate::jinja::FileText::known(&whole))
+    }
+
+    /// Why a text does not render statically, in words (which variable,
+    /// and why); `None` when the view cannot say.
+    fn unknown_reason(&self, text: &str) -> Option<String> {
+        let _ = text;
+        None
+    }
+
     /// The handlers the task notifies.
     fn notify(&self) -> &[String];
 

@@ -32,7 +32,7 @@ pub(crate) enum Ev {
 }
 
 impl Ev {
-    fn unk(var: impl Into<String>, why: UnknownWhy) -> Ev {
+    pub(crate) fn unk(var: impl Into<String>, why: UnknownWhy) -> Ev {
         Ev::Unk(unknown_set([Unknown::new(var, why)]))
     }
 
@@ -117,8 +117,20 @@ fn start_offset(e: &Expr<'_>) -> usize {
     }
 }
 
+/// What a template file's own statements define (loop variables, `set`
+/// targets, macros), looked up before the caller's variables.
+pub(crate) trait Locals {
+    /// A local variable's value, when the template defines `name`.
+    fn local(&self, name: &str) -> Option<Ev>;
+    /// Whether `name` is a macro the template defines (or `caller`).
+    fn is_macro(&self, name: &str) -> bool;
+    /// Calls the macro `name` with known arguments.
+    fn call(&self, name: &str, args: Args) -> Ev;
+}
+
 pub(crate) struct Evaluator<'a> {
     vars: &'a dyn VarSource,
+    locals: Option<&'a dyn Locals>,
     src: &'a str,
     state: State<'static, 'static>,
     /// Every variable looked up so far in this evaluation: a name is asked
@@ -134,6 +146,7 @@ impl<'a> Evaluator<'a> {
     pub(crate) fn new(src: &'a str, vars: &'a dyn VarSource, conditional: bool) -> Self {
         Evaluator {
             vars,
+            locals: None,
             src,
             state: ENV.empty_state(),
             memo: HashMap::default(),
@@ -141,6 +154,12 @@ impl<'a> Evaluator<'a> {
             conditional,
             reported: 0,
         }
+    }
+
+    /// The evaluator of a template file's expression, seeing its locals.
+    pub(crate) fn with_locals(mut self, locals: &'a dyn Locals) -> Self {
+        self.locals = Some(locals);
+        self
     }
 
     /// Reports the fuel spent to the thread's total.
@@ -172,7 +191,7 @@ impl<'a> Evaluator<'a> {
         self.charge(1 + size as u64 / 64)
     }
 
-    fn text(&self, e: &Expr<'_>) -> String {
+    pub(crate) fn text(&self, e: &Expr<'_>) -> String {
         let start = start_offset(e);
         let end = e.span().end_offset as usize;
         self.src
@@ -248,6 +267,9 @@ impl<'a> Evaluator<'a> {
     }
 
     fn var(&mut self, name: &str) -> Ev {
+        if let Some(ev) = self.locals.and_then(|l| l.local(name)) {
+            return ev;
+        }
         if let Some(ev) = self.memo.get(name) {
             return ev.clone();
         }
@@ -835,6 +857,18 @@ impl<'a> Evaluator<'a> {
 
     fn call(&mut self, c: &ast::Call<'_>, e: &Expr<'_>) -> Ev {
         match &c.expr {
+            Expr::Var(f) if self.locals.is_some_and(|l| l.is_macro(f.id)) => {
+                self.call_macro(f.id, &c.args, e)
+            }
+            // A macro of a template imported as a name (`m.name(...)`).
+            Expr::GetAttr(g) if matches!(&g.expr, Expr::Var(m) if self.locals.is_some_and(|l| l.is_macro(&format!("{}.{}", m.id, g.name)))) =>
+            {
+                let name = match &g.expr {
+                    Expr::Var(m) => format!("{}.{}", m.id, g.name),
+                    _ => String::new(),
+                };
+                self.call_macro(&name, &c.args, e)
+            }
             Expr::Var(f) => match f.id {
                 "lookup" | "query" | "q" => self.lookup_call(f.id != "lookup", c, e),
                 "now" => Ev::unk(self.text(e), UnknownWhy::Lookup),
@@ -861,6 +895,16 @@ impl<'a> Evaluator<'a> {
                 self.produced(method(&v, g.name, &args), e, e)
             }
             _ => Ev::unk(self.text(e), UnknownWhy::TooComplex),
+        }
+    }
+}
+
+impl Evaluator<'_> {
+    fn call_macro(&mut self, name: &str, call_args: &[CallArg<'_>], e: &Expr<'_>) -> Ev {
+        match (self.args(call_args, e), self.locals) {
+            (Ok(args), Some(l)) => l.call(name, args),
+            (Err(ev), _) => ev,
+            (Ok(_), None) => Ev::unk(self.text(e), UnknownWhy::TooComplex),
         }
     }
 }

@@ -4,7 +4,11 @@ use crate::sysctl::{Baseline, KeyResult};
 use std::fmt::Write;
 
 #[must_use]
-pub fn table(results: &[KeyResult], baseline: &Baseline) -> String {
+pub fn table(
+    results: &[KeyResult],
+    baseline: &Baseline,
+    unknown: &[crate::check::sysctl::UnknownLines],
+) -> String {
     let mut out = String::new();
     for note in baseline.notes() {
         let _ = writeln!(out, "note: {note}");
@@ -44,8 +48,26 @@ pub fn table(results: &[KeyResult], baseline: &Baseline) -> String {
             }
         }
     }
-    if results.is_empty() {
+    if results.is_empty() && unknown.is_empty() {
         out.push_str("no sysctl writes found\n");
+    }
+    // Files that may set keys nobody can name before the run.
+    for u in unknown {
+        let _ = writeln!(
+            out,
+            "{}: {} line{} not known statically, may set any key ({}; written by {}:{}{})",
+            u.path,
+            u.lines,
+            if u.lines == 1 { "" } else { "s" },
+            u.why,
+            u.evidence.file,
+            u.evidence.line,
+            if u.conditional {
+                ", under run-time conditions"
+            } else {
+                ""
+            }
+        );
     }
     out
 }

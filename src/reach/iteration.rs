@@ -6,6 +6,7 @@
 use super::{IterView, Reach, Scope, When};
 use crate::ansible::project::TaskInstance;
 use crate::effect::Effect;
+pub use crate::effect::UNKNOWN_ITEM;
 use crate::source::SourceMap;
 use crate::vars::{LookupOwned, TaskVars};
 use crate::yaml::Node;
@@ -239,10 +240,6 @@ pub fn arg_text(tv: &TaskVars<'_>, node: &Node) -> String {
         }
     }
 }
-
-/// How the text of an argument that rests on the item of a loop whose
-/// items are not known starts (the iteration's `loop_unknown` says why).
-pub const UNKNOWN_ITEM: &str = "(unknown: ";
 
 pub fn command_text(inst: &TaskInstance, it: &Iteration<'_>) -> Option<String> {
     let t = &inst.task;

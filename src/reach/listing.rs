@@ -50,6 +50,14 @@ pub fn effects_by_task<'s>(
                 .iter()
                 .filter_map(|it| {
                     let effects = it.effects(r.inst);
+                    // A listing shows how much of each written template is
+                    // known, which only its rendering says.
+                    let view = super::view::IterView::new(r.inst, it);
+                    for e in effects {
+                        if let crate::effect::EffectKind::FileWritten { content, .. } = &e.kind {
+                            let _ = content.rendering(&view);
+                        }
+                    }
                     // Conditions cost a render: evaluated only where there is
                     // something to show.
                     (!effects.is_empty()).then(|| IterationEffects {

@@ -58,7 +58,46 @@ impl crate::effect::TaskView for IterView<'_, '_> {
         }
     }
 
+    fn render_file(&self, text: &str) -> Option<crate::jinja::FileText> {
+        let mut options = crate::jinja::FileOptions::default();
+        for key in crate::jinja::FileOptions::TASK_ARGS {
+            if let Some(v) = self.it.arg(self.inst, key) {
+                options.set(key, v);
+            }
+        }
+        let loader = RoleTemplates(self);
+        Some(crate::jinja::render_file(
+            text,
+            &self.it.tv,
+            &loader,
+            &options,
+        ))
+    }
+
+    fn unknown_reason(&self, text: &str) -> Option<String> {
+        match crate::jinja::render(text, &self.it.tv) {
+            crate::jinja::Rendered::Unknown(why) => Some(
+                why.iter()
+                    .map(crate::jinja::describe)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            crate::jinja::Rendered::Value(_) => None,
+        }
+    }
+
     fn notify(&self) -> &[String] {
         &self.inst.task.notify
+    }
+}
+
+/// The templates a template includes, imports or extends: from the role's
+/// `templates/` (and the role's directory), as the template action's
+/// search path has them.
+struct RoleTemplates<'v, 'a, 's>(&'v IterView<'a, 's>);
+
+impl crate::jinja::TemplateLoader for RoleTemplates<'_, '_, '_> {
+    fn load(&self, name: &str) -> Option<Arc<str>> {
+        super::read_role_file(self.0.inst, "templates", name, self.0.it.fs)
     }
 }

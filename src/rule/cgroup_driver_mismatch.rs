@@ -109,10 +109,22 @@ fn task_sides<'s>(cx: &Context<'_, 's>, facts: &Facts<'s>) -> Vec<(bool, Side)> 
         return out;
     };
     let tv = &it.tv;
+    let view = crate::reach::IterView::new(r.inst, it);
     for e in it.effects(r.inst) {
-        // The text as written: its `{{ }}` values are evaluated one by one.
+        // A template's rendering (its known lines) when it renders; else
+        // the text as written, its `{{ }}` values evaluated one by one.
         let content: &str = match &e.kind {
-            EffectKind::FileWritten { content, .. } => &content.raw,
+            // A template may compute the word from its variables.
+            EffectKind::FileWritten { content, .. }
+                if !(content.raw.contains("group")
+                    || content.template && crate::ansible::project::is_templated(&content.raw)) =>
+            {
+                continue;
+            }
+            EffectKind::FileWritten { content, .. } => match content.rendering(&view) {
+                Some(r) if r.known() != crate::effect::Known::Unknown => &r.text,
+                _ => &content.raw,
+            },
             EffectKind::FileEdited { edit, .. } if !edit.remove => &edit.text,
             EffectKind::Command { line } => line,
             EffectKind::Kubeadm { args } => args,
@@ -214,5 +226,35 @@ mod rule_tests {
     #[test]
     fn quiet_on_the_fix() {
         assert!(run_role(PASSES, "cgroup-driver-mismatch").is_empty());
+    }
+
+    /// The runtime's driver set in a loop over runtime definitions whose
+    /// options are templates themselves: read from the rendered template.
+    #[test]
+    fn reads_the_driver_a_template_loop_renders() {
+        let files = |kubelet: &'static str| {
+            crate::check::testing::findings(
+                &[
+                    ("site.yml", "- hosts: all\n  roles: [r]\n"),
+                    (
+                        "roles/r/defaults/main.yml",
+                        "use_systemd: false\nrt: {name: runc, options: {SystemdCgroup: \"{{ use_systemd | ternary('true', 'false') }}\"}}\n",
+                    ),
+                    (
+                        "roles/r/templates/config.toml.j2",
+                        "{% for r in [rt] %}\n[{{ r.name }}]\n{% for k, v in r.options.items() %}\n  {{ k }} = {{ v }}\n{% endfor %}\n{% endfor %}\n",
+                    ),
+                    (
+                        "roles/r/tasks/main.yml",
+                        "- ansible.builtin.template: {src: config.toml.j2, dest: /etc/containerd/config.toml}\n- ansible.builtin.copy: {dest: /var/lib/kubelet/config.yaml, content: \"cgroupDriver: KUBELET\\n\"}\n"
+                            .replace("KUBELET", kubelet)
+                            .leak(),
+                    ),
+                ],
+                "cgroup-driver-mismatch",
+            )
+        };
+        assert_eq!(files("systemd").len(), 1);
+        assert!(files("cgroupfs").is_empty());
     }
 }

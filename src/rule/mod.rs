@@ -37,6 +37,7 @@ pub mod module_not_persisted;
 pub mod preflight_errors_ignored;
 pub mod swap_off_not_persisted;
 pub mod sysctl_engines_disagree;
+pub mod sysctl_late_file_unknown_lines;
 pub mod sysctl_not_persisted;
 pub mod sysctl_overridden_at_boot;
 pub mod sysctl_same_file_contention;
@@ -59,6 +60,7 @@ pub fn registry() -> Vec<&'static dyn Rule> {
         &preflight_errors_ignored::RULE,
         &swap_off_not_persisted::RULE,
         &sysctl_engines_disagree::RULE,
+        &sysctl_late_file_unknown_lines::RULE,
         &sysctl_not_persisted::RULE,
         &sysctl_overridden_at_boot::RULE,
         &sysctl_same_file_contention::RULE,

@@ -48,6 +48,13 @@ impl Rule for SysctlSameFileContention {
             .writes
             .iter()
             .filter_map(|f| match &f.write.kind {
+                // Keys or values not known statically are not the same
+                // key or value because their reasons read the same.
+                WriteKind::Persist { key, value, .. }
+                    if crate::effect::is_unknown(key) || crate::effect::is_unknown(value) =>
+                {
+                    None
+                }
                 WriteKind::Persist { file, key, value } => Some(Persist {
                     found: f,
                     file,
