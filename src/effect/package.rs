@@ -330,8 +330,9 @@ mod tests {
             lines(
                 "ansible.builtin.package: {name: \"{{ pkgs | selectattr('state', 'eq', 'present') | list }}\"}"
             ),
+            // One name, unknown (never its template text).
             vec![
-                "package name={{ pkgs | selectattr('state', 'eq', 'present') | list }} action=installed @now+boot"
+                "package name=<unknown: pkgs | selectattr('state', 'eq', 'present') | list (not rendered statically)> action=installed @now+boot"
             ]
         );
         assert_eq!(

@@ -239,26 +239,55 @@ fn template(
             reason: Some("template file not readable".into()),
         });
     };
-    let rendered = if crate::ansible::project::is_templated(&text) {
-        match it.tv.render_text(&text) {
-            LookupOwned::Value(v) => Ok(super::json_text(&v)),
-            _ => Err(reasons(&it.tv, &text)),
-        }
-    } else {
-        Ok(text.to_string())
-    };
-    Some(match rendered {
-        Ok(text) => TemplateEval {
+    if !crate::ansible::project::is_templated(&text) {
+        return Some(TemplateEval {
             src: shown,
             known: "full",
-            text: Some(text),
+            text: Some(text.to_string()),
             reason: None,
-        },
-        Err(reason) => TemplateEval {
+        });
+    }
+    // Rendered as the analysis renders written templates: known lines,
+    // lines known under a condition, unknown lines.
+    let view = super::IterView::new(inst, it);
+    let Some(file) = crate::effect::TaskView::render_file(&view, &text) else {
+        return Some(TemplateEval {
             src: shown,
             known: "unknown",
             text: None,
-            reason: Some(reason),
+            reason: Some(reasons(&it.tv, &text)),
+        });
+    };
+    let why = || {
+        file.unknown_lines()
+            .flat_map(|l| &l.unknown)
+            .map(jinja::describe)
+            .next()
+            .or_else(|| {
+                file.lines
+                    .iter()
+                    .find(|l| !l.when.is_empty())
+                    .map(|l| format!("lines written only if {}", l.when[0]))
+            })
+    };
+    Some(match file.coverage() {
+        jinja::Coverage::Full => TemplateEval {
+            src: shown,
+            known: "full",
+            text: file.full_text(),
+            reason: None,
+        },
+        jinja::Coverage::Partly => TemplateEval {
+            src: shown,
+            known: "partly",
+            text: None,
+            reason: why(),
+        },
+        jinja::Coverage::None => TemplateEval {
+            src: shown,
+            known: "unknown",
+            text: None,
+            reason: why().or_else(|| Some(reasons(&it.tv, &text))),
         },
     })
 }
