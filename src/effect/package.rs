@@ -340,7 +340,7 @@ mod tests {
                 "ansible.builtin.package: {name: \"{{ pkgs | select('match', 'k', ignorecase=true) }}\"}"
             ),
             vec![
-                "package name={{ pkgs | select('match', 'k', ignorecase=true) }} action=installed @now+boot"
+                "package name=<unknown: pkgs | select('match', 'k', ignorecase=true) (not rendered statically)> action=installed @now+boot"
             ]
         );
     }
