@@ -84,7 +84,11 @@ fn every_marker_fires_and_nothing_else() {
     let trees = subdirs(&repo().join("test-repos/fidelity"));
     assert!(trees.len() >= 3, "expected the fidelity scenarios");
     let mut problems = Vec::new();
-    for t in &trees {
+    // The scenarios that mark their findings (`# expect:`); the other
+    // fidelity trees are read by their own tests.
+    let marked: Vec<_> = trees.iter().filter(|t| !markers(t).is_empty()).collect();
+    assert!(marked.len() >= 3, "expected the marked fidelity scenarios");
+    for t in marked {
         let json = run(&["check", "--format", "json"], t);
         let got: BTreeSet<(String, u64, String)> = json["findings"]
             .as_array()

@@ -21,6 +21,9 @@ pub struct Iteration<'s> {
     /// Why the task's loop items are not known (its one iteration binds
     /// the loop variables as unknown).
     pub loop_unknown: Option<Arc<super::LoopUnknown>>,
+    /// A loop it is in has no items: Ansible runs nothing, so it has no
+    /// effects.
+    pub empty_loop: bool,
     pub tv: TaskVars<'s>,
     pub(crate) fs: &'s crate::load::FsMemo,
     command: OnceLock<Option<String>>,
@@ -60,8 +63,13 @@ impl Iteration<'_> {
 
     /// What this iteration does to the node, derived once.
     pub fn effects(&self, inst: &TaskInstance) -> &[Effect] {
-        self.effects
-            .get_or_init(|| crate::effect::derive(&IterView::new(inst, self)))
+        self.effects.get_or_init(|| {
+            if self.empty_loop {
+                Vec::new()
+            } else {
+                crate::effect::derive(&IterView::new(inst, self))
+            }
+        })
     }
 
     /// What its variables are bound to beyond the task's, to see them
@@ -165,9 +173,11 @@ impl<'s> Facts<'s> {
             let base = TaskVars::new(pv, Some(self.reach.inst));
             let iteration = |item: Option<serde_json::Value>,
                              loop_unknown: Option<Arc<super::LoopUnknown>>,
+                             empty_loop: bool,
                              tv: TaskVars<'s>| Iteration {
                 item,
                 loop_unknown,
+                empty_loop,
                 tv,
                 fs: scope.fs,
                 command: OnceLock::new(),
@@ -179,7 +189,7 @@ impl<'s> Facts<'s> {
             let tv_with = |bound| TaskVars::new(pv, Some(inst)).with_loop(bound);
             let planned = super::loops::plan(inst, scope.fs, &tv_with);
             if planned.is_empty() {
-                return vec![iteration(None, None, base)];
+                return vec![iteration(None, None, false, base)];
             }
             planned
                 .into_iter()
@@ -188,7 +198,7 @@ impl<'s> Facts<'s> {
                     if let Some(why) = &p.unknown {
                         tv = tv.with_loop_why(shown_var(&why.var).into());
                     }
-                    iteration(p.item, p.unknown.map(Arc::new), tv)
+                    iteration(p.item, p.unknown.map(Arc::new), p.empty, tv)
                 })
                 .collect()
         });

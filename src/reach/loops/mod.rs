@@ -370,6 +370,8 @@ pub struct Planned {
     pub item: Option<Value>,
     pub bound: Vec<(String, LookupOwned)>,
     pub unknown: Option<LoopUnknown>,
+    /// A loop it is in has no items: Ansible runs nothing.
+    pub empty: bool,
 }
 
 /// The iterations of `inst`: one per combination of the items of the
@@ -399,6 +401,7 @@ pub fn plan<'s>(
         item: None,
         bound: Vec::new(),
         unknown: None,
+        empty: false,
     }];
     for (depth, task) in loopers.iter().enumerate() {
         let control = task.loop_control.as_deref();
@@ -409,8 +412,10 @@ pub fn plan<'s>(
             let items = loop_items_of(task, inst, &tv, fs).unwrap_or(LoopItems::Known(Vec::new()));
             match items {
                 // An empty loop runs nothing; kept as one iteration
-                // without an item, as a task whose loop is empty was.
-                LoopItems::Known(list) if list.is_empty() => next.push(p),
+                // without an item that does nothing (its effects are none).
+                LoopItems::Known(list) if list.is_empty() => {
+                    next.push(Planned { empty: true, ..p })
+                }
                 LoopItems::Known(list) => {
                     for i in 0..list.len() {
                         let mut bound = bindings(control, &tv, &list, i);
@@ -419,6 +424,7 @@ pub fn plan<'s>(
                             item: if is_own { Some(list[i].clone()) } else { None },
                             bound,
                             unknown: p.unknown.clone(),
+                            empty: p.empty,
                         });
                     }
                 }
@@ -429,6 +435,7 @@ pub fn plan<'s>(
                         item: None,
                         bound,
                         unknown: Some(p.unknown.clone().unwrap_or(why)),
+                        empty: p.empty,
                     });
                 }
             }
@@ -443,6 +450,7 @@ pub fn plan<'s>(
                     item: None,
                     bound,
                     unknown: Some(why),
+                    empty: false,
                 }];
             }
         }

@@ -165,3 +165,29 @@ fn nested_include_loops_that_explode_are_cut_to_one_unknown_iteration() {
     let line = iters[0].command(facts.reach.inst).expect("a command");
     assert!(line.starts_with(crate::reach::UNKNOWN_ITEM), "{line}");
 }
+
+#[test]
+fn a_task_whose_loop_has_no_items_does_nothing() {
+    let dir = crate::check::testing::tree(&[
+        ("site.yml", "- hosts: all\n  roles: [r]\n"),
+        ("roles/r/defaults/main.yml", "extra_sysctl: []\n"),
+        (
+            "roles/r/tasks/main.yml",
+            "- ansible.posix.sysctl:\n    name: \"{{ item.name }}\"\n    value: \"{{ item.value }}\"\n  with_items: \"{{ extra_sysctl }}\"\n- ansible.posix.sysctl:\n    name: \"{{ item.name }}\"\n    value: \"{{ item.value }}\"\n  with_items: [{name: vm.swappiness, value: 1}]\n",
+        ),
+    ]);
+    let l = crate::check::testing::load(dir.path());
+    let scope = Scope::new(&l.project, &l.extra, None);
+    let reached = scope.reached();
+    let effects = |i: usize| {
+        let f = &reached[i];
+        let iters = f.iterations(&scope);
+        iters
+            .iter()
+            .map(|it| it.effects(f.reach.inst).len())
+            .sum::<usize>()
+    };
+    // Ansible skips the first task: no item, no sysctl named `{{ item.name }}`.
+    assert_eq!(effects(0), 0);
+    assert!(effects(1) > 0);
+}
