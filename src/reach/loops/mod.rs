@@ -414,7 +414,7 @@ pub fn plan<'s>(
                 // An empty loop runs nothing; kept as one iteration
                 // without an item that does nothing (its effects are none).
                 LoopItems::Known(list) if list.is_empty() => {
-                    next.push(Planned { empty: true, ..p })
+                    next.push(Planned { empty: true, ..p });
                 }
                 LoopItems::Known(list) => {
                     for i in 0..list.len() {
