@@ -89,6 +89,7 @@ mod template;
 mod tests;
 mod version;
 
+pub use ansible::boolean_text;
 pub use escape::escape_backslashes;
 pub use lookup::{
     LookupOutcome, MAX_LOOKUP_ITEMS, RUNTIME_LOOKUPS, pure_lookup, short_name as lookup_name,

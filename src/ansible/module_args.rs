@@ -527,19 +527,7 @@ pub fn boolean(node: &Node) -> Option<bool> {
 }
 
 /// [`boolean`] on text (a rendered value).
-#[must_use]
-pub fn boolean_text(text: &str) -> Option<bool> {
-    let t = text.trim();
-    const TRUE: &[&str] = &["y", "yes", "on", "1", "true", "t"];
-    const FALSE: &[&str] = &["n", "no", "off", "0", "false", "f"];
-    if TRUE.iter().any(|w| t.eq_ignore_ascii_case(w)) {
-        Some(true)
-    } else if FALSE.iter().any(|w| t.eq_ignore_ascii_case(w)) {
-        Some(false)
-    } else {
-        None
-    }
-}
+pub use crate::jinja::boolean_text;
 
 /// Whether a node's value is final as written: no Jinja left to render and no
 /// vault to open.

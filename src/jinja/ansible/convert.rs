@@ -28,19 +28,30 @@ pub(crate) fn to_bool(v: &Value) -> bool {
 /// `module_utils.parsing.convert_bool.boolean(strict=True)`, used by
 /// `truthy(convert_bool=True)`; `None` when it would raise.
 pub(super) fn convert_bool(v: &Value) -> Option<bool> {
-    let norm = match py::classify(v) {
-        Py::Bool(b) => return Some(b),
-        Py::Str(s) => s.trim().to_lowercase(),
-        Py::Int(1) => return Some(true),
-        Py::Int(0) => return Some(false),
-        Py::Float(1.0) => return Some(true),
-        Py::Float(0.0) => return Some(false),
-        _ => return None,
-    };
-    match norm.as_str() {
-        "y" | "yes" | "on" | "1" | "true" | "t" => Some(true),
-        "n" | "no" | "off" | "0" | "false" | "f" => Some(false),
+    match py::classify(v) {
+        Py::Bool(b) => Some(b),
+        Py::Str(s) => boolean_text(s),
+        Py::Int(1) => Some(true),
+        Py::Int(0) => Some(false),
+        Py::Float(1.0) => Some(true),
+        Py::Float(0.0) => Some(false),
         _ => None,
+    }
+}
+
+/// `convert_bool.boolean` on text: how modules read a boolean argument,
+/// and the `template` action its options.
+#[must_use]
+pub fn boolean_text(text: &str) -> Option<bool> {
+    let t = text.trim();
+    const TRUE: &[&str] = &["y", "yes", "on", "1", "true", "t"];
+    const FALSE: &[&str] = &["n", "no", "off", "0", "false", "f"];
+    if TRUE.iter().any(|w| t.eq_ignore_ascii_case(w)) {
+        Some(true)
+    } else if FALSE.iter().any(|w| t.eq_ignore_ascii_case(w)) {
+        Some(false)
+    } else {
+        None
     }
 }
 

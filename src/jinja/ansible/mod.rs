@@ -15,6 +15,7 @@
 
 mod collections;
 mod convert;
+pub use convert::boolean_text;
 mod filter;
 mod lists;
 mod re;

@@ -52,7 +52,7 @@ impl FileOptions {
     /// Sets one option by its Ansible name from a task argument's text;
     /// `false` when the name is not an option or the value does not fit.
     pub fn set(&mut self, key: &str, value: &str) -> bool {
-        let b = crate::ansible::module_args::boolean_text;
+        let b = crate::jinja::boolean_text;
         match key {
             "trim_blocks" => b(value).map(|v| self.trim_blocks = v).is_some(),
             "lstrip_blocks" => b(value).map(|v| self.lstrip_blocks = v).is_some(),
