@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -238,6 +239,10 @@ class Evaluator:
         if m:
             return f"undefined attribute {m.group(1)}"
         first = text.strip().splitlines()[0] if text.strip() else type(ex).__name__
+        # Machine-dependent words out before the cut: the virtualenv's
+        # Python and the controller's host name (a missing library's message).
+        first = first.replace(sys.executable, "<ansible_playbook_python>")
+        first = first.replace(f"on {platform.node()}'s Python", "on <controller>'s Python")
         return f"ansible error: {first[:160]}"
 
     # -- walking the playbook
