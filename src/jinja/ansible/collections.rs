@@ -167,6 +167,26 @@ pub(super) fn min_max(v: &Value, args: &Args, want_max: bool) -> Result<Value, F
 }
 
 /// Jinja2 `sort(reverse=False, case_sensitive=False, attribute=None)`.
+/// Sorts `(key, item)` pairs by key as Python's `sorted(key=...)` does
+/// (stable; `reverse` flips the result), failing as Python does on keys of
+/// types it cannot compare.
+pub(super) fn sort_keyed<T>(keyed: &mut [(Value, T)], reverse: bool) -> Result<(), Fail> {
+    // Surface Python's TypeError for mixed types before sorting.
+    for w in keyed.windows(2) {
+        py::cmp(&w[0].0, &w[1].0, "<")?;
+    }
+    keyed.sort_by(|a, b| {
+        py::cmp(&a.0, &b.0, "<")
+            .ok()
+            .flatten()
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    if reverse {
+        keyed.reverse();
+    }
+    Ok(())
+}
+
 pub(super) fn sort(v: &Value, args: &Args) -> Result<Value, Fail> {
     args.expect(&["reverse", "case_sensitive", "attribute"])?;
     let reverse = args.truthy(0, "reverse")?;
@@ -187,19 +207,7 @@ pub(super) fn sort(v: &Value, args: &Args) -> Result<Value, Fail> {
             (k, item)
         })
         .collect();
-    // Surface Python's TypeError for mixed types before sorting.
-    for w in keyed.windows(2) {
-        py::cmp(&w[0].0, &w[1].0, "<")?;
-    }
-    keyed.sort_by(|a, b| {
-        py::cmp(&a.0, &b.0, "<")
-            .ok()
-            .flatten()
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    if reverse {
-        keyed.reverse();
-    }
+    sort_keyed(&mut keyed, reverse)?;
     Ok(Value::from(
         keyed.into_iter().map(|(_, v)| v).collect::<Vec<_>>(),
     ))

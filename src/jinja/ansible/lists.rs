@@ -218,18 +218,7 @@ fn dictsort(v: &Value, args: &Args) -> Result<Value, Fail> {
         }
     };
     let mut keyed: Vec<(Value, (Value, Value))> = pairs.into_iter().map(|p| (key(&p), p)).collect();
-    for w in keyed.windows(2) {
-        py::cmp(&w[0].0, &w[1].0, "<")?;
-    }
-    keyed.sort_by(|a, b| {
-        py::cmp(&a.0, &b.0, "<")
-            .ok()
-            .flatten()
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    if reverse {
-        keyed.reverse();
-    }
+    super::collections::sort_keyed(&mut keyed, reverse)?;
     // Jinja2 returns tuples; ansible-core 2.19 hands templates lists (its
     // rendering of `{{ d | dictsort }}` shows `[['a', 1]]`).
     Ok(Value::from(
